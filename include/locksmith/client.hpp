@@ -1,0 +1,205 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_CLIENT_HPP
+#define LOCKSMITH_CLIENT_HPP
+
+#include <locksmith/config.hpp>
+#include <locksmith/error.hpp>
+#include <locksmith/lease.hpp>
+#include <locksmith/lock_options.hpp>
+#include <locksmith/report.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace locksmith {
+
+namespace detail {
+struct client_core;
+}
+
+/// Hands out leases on named locks kept in one Redis node, or in N independent nodes (RedLock).
+///
+/// Construction starts one connection per node on the executor; it does not wait for them. All
+/// operations and their completions run on that executor, which must not be used from several
+/// threads at once (an io_context run by one thread, or a strand). Operations never block.
+///
+/// A malformed @ref config (no nodes, a bad URL) does not throw: every operation then completes
+/// with error::invalid_argument, and `config_error()` says so up front.
+class client {
+public:
+   using executor_type = boost::asio::any_io_executor;
+
+   client(executor_type ex, config cfg);
+   client(client const&) = delete;
+   client& operator=(client const&) = delete;
+   client(client&&) noexcept;
+   client& operator=(client&&) noexcept;
+
+   /// Closes the connections. Leases still held stay in Redis until their TTL runs out.
+   ~client();
+
+   executor_type get_executor() const noexcept;
+
+   /// error::invalid_argument when the config was rejected, else success.
+   error_code config_error() const noexcept;
+
+   /// Closes the connections: operations in flight complete with errors, later ones fail.
+   void cancel();
+
+   /// Takes the lock `name`, waiting up to `opts.wait` for its holder to let it go.
+   ///
+   /// Signature: `void(error_code, lease)`. Errors:
+   /// @li error::invalid_argument: bad name or options (see lock_options), or a bad config.
+   /// @li error::wait_timeout: still held by another owner when the wait ran out.
+   /// @li error::lock_taken: held by another owner, and `opts.wait` is zero.
+   /// @li error::quorum_unreachable: too few nodes answered (down, hung, refused) until the wait
+   ///     ran out; a node that is down fails within the wait, it never hangs.
+   /// @li error::unexpected_reply: a node answered with an error, such as WRONGTYPE when the key
+   ///     holds another type.
+   /// @li error::validity_expired: the quorum came too late to leave any validity.
+   ///
+   /// Coroutines of one process that ask for the same name queue in FIFO order in memory, and only
+   /// the first one talks to Redis.
+   ///
+   /// Cancellation: terminal, partial and total. Each stops the wait and completes with
+   /// `asio::error::operation_aborted`; a key that the attempt in flight may have set is released
+   /// (the release is queued on every connection before completion, behind the attempt, so it
+   /// runs after it; it goes out as long as the executor keeps running).
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
+   auto async_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         lock_initiation{this}, token, std::string{name}, opts, false, nullptr);
+   }
+
+   /// As above; `diag` receives how each node answered in the last attempt. It must outlive the
+   /// operation.
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
+   auto async_lock(std::string_view name, lock_options const& opts, report& diag, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         lock_initiation{this}, token, std::string{name}, opts, false, &diag);
+   }
+
+   /// Takes the lock `name` if it is free, without waiting (`opts.wait` is ignored).
+   ///
+   /// Signature: `void(error_code, lease)`. Errors as `async_lock`, but error::lock_taken where
+   /// it would wait. A name that this process already holds or waits for answers lock_taken
+   /// with no round trip. Cancellation: as `async_lock`.
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
+   auto async_try_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         lock_initiation{this}, token, std::string{name}, opts, true, nullptr);
+   }
+
+   /// As above, with a report (see `async_lock`).
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
+   auto async_try_lock(std::string_view name, lock_options const& opts, report& diag, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         lock_initiation{this}, token, std::string{name}, opts, true, &diag);
+   }
+
+   /// Releases the lease: deletes the key only where it still holds this lease's token, and
+   /// publishes the release so that waiters wake.
+   ///
+   /// Signature: `void(error_code)`. Errors:
+   /// @li error::not_held: the lease is empty, or was already released.
+   /// @li error::lease_expired: the key had expired (nobody held it).
+   /// @li error::not_owner: the key had expired and someone else holds the lock now.
+   /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`.
+   ///
+   /// The lease is not held any more once this is called, whatever the outcome.
+   /// Cancellation: terminal, partial and total complete at once with operation_aborted; the
+   /// release has been sent and goes on.
+   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_unlock(lease& l, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         unlock_initiation{this}, token, &l, nullptr);
+   }
+
+   /// As above, with a report (see `async_lock`).
+   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_unlock(lease& l, report& diag, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         unlock_initiation{this}, token, &l, &diag);
+   }
+
+   /// Sets the lease's TTL back to `ttl`, where the key still holds its token, and moves
+   /// `valid_until()` to (start of this call) + ttl - drift.
+   ///
+   /// Signature: `void(error_code)`. Errors as `async_unlock`, plus error::invalid_argument for a
+   /// TTL out of range; error::lease_expired also when the quorum answered after the old
+   /// validity had ended.
+   /// Cancellation: terminal, partial and total complete at once with operation_aborted; the
+   /// extension may still take effect in Redis, but `valid_until()` is not moved.
+   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_extend(lease& l, std::chrono::milliseconds ttl, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         extend_initiation{this}, token, &l, ttl, nullptr);
+   }
+
+   /// As above, with a report (see `async_lock`).
+   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_extend(lease& l, std::chrono::milliseconds ttl, report& diag, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         extend_initiation{this}, token, &l, ttl, &diag);
+   }
+
+private:
+   using lock_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
+   using done_handler = boost::asio::any_completion_handler<void(error_code)>;
+
+   void async_lock_impl(std::string name, lock_options opts, bool try_only, report* diag, lock_handler h);
+   void async_unlock_impl(lease* l, report* diag, done_handler h);
+   void async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h);
+
+   // Named initiations expose get_executor(), so that asio::cancel_after works.
+   struct lock_initiation {
+      client* self;
+      using executor_type = client::executor_type;
+      executor_type get_executor() const noexcept { return self->get_executor(); }
+      template <class Handler>
+      void operator()(Handler&& h, std::string name, lock_options opts, bool try_only, report* diag) const
+      {
+         self->async_lock_impl(std::move(name), std::move(opts), try_only, diag, lock_handler{std::forward<Handler>(h)});
+      }
+   };
+   struct unlock_initiation {
+      client* self;
+      using executor_type = client::executor_type;
+      executor_type get_executor() const noexcept { return self->get_executor(); }
+      template <class Handler>
+      void operator()(Handler&& h, lease* l, report* diag) const
+      {
+         self->async_unlock_impl(l, diag, done_handler{std::forward<Handler>(h)});
+      }
+   };
+   struct extend_initiation {
+      client* self;
+      using executor_type = client::executor_type;
+      executor_type get_executor() const noexcept { return self->get_executor(); }
+      template <class Handler>
+      void operator()(Handler&& h, lease* l, std::chrono::milliseconds ttl, report* diag) const
+      {
+         self->async_extend_impl(l, ttl, diag, done_handler{std::forward<Handler>(h)});
+      }
+   };
+
+   std::shared_ptr<detail::client_core> core_;
+};
+
+}  // namespace locksmith
+
+#endif

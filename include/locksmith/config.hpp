@@ -1,0 +1,39 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_CONFIG_HPP
+#define LOCKSMITH_CONFIG_HPP
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace locksmith {
+
+using namespace std::chrono_literals;
+
+/// Configuration of a @ref client. A plain aggregate: write designated initializers.
+struct config {
+   /// The Redis nodes, as URLs: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS.
+   /// One node gives the single-instance lock. N independent masters give RedLock, with a quorum of
+   /// N/2+1; use an odd N (an even N tolerates no more failures than N-1 does). Must not be empty.
+   std::vector<std::string> nodes = {"redis://127.0.0.1:6379"};
+
+   /// Prefix of every key and channel. The lock named K lives at `prefix{K}`. Must not contain
+   /// `{` or `}`, which would move the Cluster hash tag. Default "locksmith:".
+   std::string prefix = "locksmith:";
+
+   /// How long one command to one node may take before that node counts as failed for this
+   /// attempt. Default 50 ms, the upper end of the 5-50 ms the RedLock description gives for a
+   /// 10 s TTL: a hung node then delays an attempt by at most this much.
+   std::chrono::milliseconds node_timeout = 50ms;
+
+   /// Pause before reconnecting to a node that dropped. Default 100 ms.
+   std::chrono::milliseconds reconnect_wait = 100ms;
+
+   /// Interval of the connection's PING health check; a node silent for twice this long is
+   /// reconnected. Default 1 s.
+   std::chrono::milliseconds health_check_interval = 1s;
+};
+
+}  // namespace locksmith
+
+#endif

@@ -1,0 +1,36 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_DETAIL_KEYS_HPP
+#define LOCKSMITH_DETAIL_KEYS_HPP
+
+#include <string>
+#include <string_view>
+
+namespace locksmith::detail {
+
+// Every key and channel of the lock named K carries the hash tag {K}, so that they share one
+// Redis Cluster slot and one Lua script may touch them all.
+
+/// The key that holds the owner's token: `prefix{name}`.
+inline std::string lock_key(std::string_view prefix, std::string_view name)
+{
+   std::string k;
+   k.reserve(prefix.size() + name.size() + 2);
+   k.append(prefix).append("{").append(name).append("}");
+   return k;
+}
+
+/// The key that remembers the last fencing token: `prefix{name}:fence`.
+inline std::string fence_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":fence");
+}
+
+/// The channel on which a release is published: `prefix{name}:released`.
+inline std::string release_channel(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":released");
+}
+
+}  // namespace locksmith::detail
+
+#endif

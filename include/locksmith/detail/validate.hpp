@@ -1,0 +1,28 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_DETAIL_VALIDATE_HPP
+#define LOCKSMITH_DETAIL_VALIDATE_HPP
+
+#include <locksmith/config.hpp>
+#include <locksmith/error.hpp>
+#include <locksmith/lock_options.hpp>
+
+#include <string_view>
+
+namespace locksmith::detail {
+
+/// error::invalid_argument for an empty or oversized name; success otherwise.
+error_code validate_name(std::string_view name) noexcept;
+
+/// error::invalid_argument for a TTL outside [min_ttl, max_ttl].
+error_code validate_ttl(std::chrono::milliseconds ttl) noexcept;
+
+/// The name, the TTL, a negative wait or drift, a drift not below the TTL, a spin interval that
+/// is not positive or a negative jitter.
+error_code validate_options(std::string_view name, lock_options const& opts) noexcept;
+
+/// No nodes, a malformed URL, a prefix with a brace, or a node timeout that is not positive.
+error_code validate_config(config const& cfg);
+
+}  // namespace locksmith::detail
+
+#endif

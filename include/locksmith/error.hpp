@@ -1,0 +1,72 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_ERROR_HPP
+#define LOCKSMITH_ERROR_HPP
+
+#include <boost/system/error_code.hpp>
+
+#include <type_traits>
+
+namespace locksmith {
+
+using error_code = boost::system::error_code;
+
+/// Outcomes of locksmith operations, in the category named "locksmith".
+///
+/// Expected outcomes (a held lock, a wait that ran out) are error codes, not exceptions. Errors that
+/// come from Redis or the network (connection refused, a server error reply) keep their own
+/// category where they pass through unchanged; see each operation for which it may produce.
+enum class error
+{
+   /// An argument or the configuration is malformed: empty or oversized key, TTL out of range,
+   /// negative wait, no nodes, a malformed URL. Detected before any I/O.
+   invalid_argument = 1,
+
+   /// The lock is held by someone else (`async_try_lock`, or a wait of zero).
+   lock_taken,
+
+   /// The lock was still held by others when the wait ran out.
+   wait_timeout,
+
+   /// Too few nodes answered for a quorum (one node of one, for a single-node client): they were
+   /// down, hung past their timeout, or replied with an error. The report says which.
+   quorum_unreachable,
+
+   /// The lease was lost: its validity ran out before renewal succeeded, or the key was taken or
+   /// deleted behind our back.
+   lease_lost,
+
+   /// Unlock or extend found the key held by another token: our lease had expired and someone
+   /// else took the lock since.
+   not_owner,
+
+   /// Unlock or extend found no key: our lease had already expired (and nobody holds it now).
+   lease_expired,
+
+   /// The lease is not held by this process any more (already released, lost, or moved from).
+   not_held,
+
+   /// A node replied with something the protocol does not allow (for example a script that was
+   /// replaced by another one under the same SHA, or a server error such as WRONGTYPE). The
+   /// server's own message, when there is one, is in the report.
+   unexpected_reply,
+
+   /// The validity left after the quorum was won was not positive (the attempt took longer than
+   /// the TTL minus the clock drift allowance).
+   validity_expired,
+};
+
+/// The "locksmith" error category.
+const boost::system::error_category& error_category() noexcept;
+
+/// Makes an error_code in the "locksmith" category.
+inline error_code make_error_code(error e) noexcept
+{
+   return {static_cast<int>(e), error_category()};
+}
+
+}  // namespace locksmith
+
+template <>
+struct boost::system::is_error_code_enum<locksmith::error> : std::true_type { };
+
+#endif

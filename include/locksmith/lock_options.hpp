@@ -1,0 +1,76 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_LOCK_OPTIONS_HPP
+#define LOCKSMITH_LOCK_OPTIONS_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <variant>
+
+namespace locksmith {
+
+using namespace std::chrono_literals;
+
+/// How a waiter learns that it may try again.
+namespace wait_strategy {
+
+/// Retry after `interval` plus a uniformly random extra in [0, jitter]. This is what redis-py,
+/// node-redlock and redsync do; it costs Redis one command per waiter per interval, and learns of a
+/// release half an interval late on average. Kept for servers where pub/sub is disabled, and for
+/// the benchmark's comparison.
+struct spin {
+   /// Pause between two tries. Default 100 ms, as redis-py's `sleep`.
+   std::chrono::milliseconds interval = 100ms;
+
+   /// Upper bound of the random extra pause, which keeps waiters from retrying in lockstep.
+   std::chrono::milliseconds jitter = 100ms;
+};
+
+/// Sleep until the holder's release is published on the lock's channel (or, should that message be
+/// lost, until the lock's TTL runs out). Costs no Redis command while waiting.
+struct subscribe_t {
+   friend bool operator==(subscribe_t, subscribe_t) = default;
+};
+
+/// The subscribe strategy, to write `.strategy = wait_strategy::subscribe`.
+inline constexpr subscribe_t subscribe{};
+
+}  // namespace wait_strategy
+
+/// One of the wait strategies.
+using wait_strategy_type = std::variant<wait_strategy::subscribe_t, wait_strategy::spin>;
+
+/// Options of one acquisition. A plain aggregate: write designated initializers.
+///
+/// @code
+/// auto opts = locksmith::lock_options{.ttl = 30s, .wait = 5s};
+/// @endcode
+struct lock_options {
+   /// Time to live of the key in Redis: how long the lock outlives a crashed holder.
+   /// From 1 ms to @ref max_ttl. Default 30 s, as Redisson's lock watchdog.
+   std::chrono::milliseconds ttl = 30s;
+
+   /// How long `async_lock` may wait for a holder to let go. Zero makes one attempt, like
+   /// `async_try_lock`. Must not be negative. Default 10 s.
+   std::chrono::milliseconds wait = 10s;
+
+   /// How a waiter learns that it may try again.
+   wait_strategy_type strategy = wait_strategy::spin{};
+
+   /// Allowance for clock drift between this process and Redis, taken off the validity.
+   /// Default (empty): ttl / 100 + 2 ms, as the RedLock description and redsync use.
+   std::optional<std::chrono::milliseconds> drift = {};
+};
+
+/// The longest key (lock name) accepted, in bytes.
+inline constexpr std::size_t max_key_size = 1024;
+
+/// The shortest TTL accepted.
+inline constexpr std::chrono::milliseconds min_ttl = 1ms;
+
+/// The longest TTL accepted: one day. Longer jobs keep a shorter lease and renew it.
+inline constexpr std::chrono::milliseconds max_ttl = 24h;
+
+}  // namespace locksmith
+
+#endif

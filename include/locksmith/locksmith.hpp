@@ -1,0 +1,12 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// Umbrella header.
+#ifndef LOCKSMITH_LOCKSMITH_HPP
+#define LOCKSMITH_LOCKSMITH_HPP
+
+#include <locksmith/client.hpp>
+#include <locksmith/config.hpp>
+#include <locksmith/error.hpp>
+#include <locksmith/lease.hpp>
+#include <locksmith/lock_options.hpp>
+
+#endif

@@ -1,0 +1,50 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_REPORT_HPP
+#define LOCKSMITH_REPORT_HPP
+
+#include <locksmith/error.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace locksmith {
+
+/// How one node answered in an attempt.
+enum class node_vote
+{
+   none,    ///< no answer before the attempt was decided
+   yes,     ///< took (or released, or extended) the key
+   no,      ///< the key was held by another owner, or was missing
+   failed,  ///< an error: down, timed out, or an error reply
+};
+
+/// One node's part in the last attempt of an operation.
+struct node_report {
+   std::string node;                     ///< the node's URL, without its password
+   node_vote vote = node_vote::none;
+   std::chrono::microseconds latency{};  ///< time to its answer, when it answered
+   error_code ec;                        ///< transport error or timeout, when it failed
+   std::string message;                  ///< the server's error text, or the last connection problem
+};
+
+/// Why an operation ended as it did, node by node, for callers who want to know (as Boost.MySQL's
+/// `diagnostics`). Pass one to the overloads that take it; it is overwritten by each attempt.
+struct report {
+   std::size_t attempts = 0;        ///< acquire attempts made (1 for unlock and extend)
+   std::vector<node_report> nodes;  ///< the last attempt, one entry per node, in config order
+
+   /// The first server error text or connection problem among the nodes, or empty.
+   std::string message() const
+   {
+      for (auto const& n : nodes)
+         if (!n.message.empty())
+            return n.node + ": " + n.message;
+      return {};
+   }
+};
+
+}  // namespace locksmith
+
+#endif

@@ -1,0 +1,113 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The client's shared state: nodes, the in-process queue of each lock name, and the release
+// subscriptions. Everything here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_CORE_HPP
+#define LOCKSMITH_SRC_CORE_HPP
+
+#include "fanout.hpp"
+#include "node.hpp"
+
+#include <locksmith/config.hpp>
+#include <locksmith/lease.hpp>
+#include <locksmith/lock_options.hpp>
+#include <locksmith/report.hpp>
+#include <locksmith/detail/validity.hpp>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <deque>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace locksmith::detail {
+
+struct client_core;
+
+/// What a lease shares with the operations that act on it.
+struct lease_state {
+   enum class status { held, released, dropped };
+
+   std::weak_ptr<client_core> core;
+   std::string name;
+   std::string token;
+   std::uint64_t fence = 0;
+   clock::time_point valid_until{};
+   std::optional<std::chrono::milliseconds> drift;
+   status st = status::held;
+
+   /// Ends the lease in this process (no I/O): frees the name for the next local waiter.
+   void end(status s) noexcept;
+};
+
+struct client_core : std::enable_shared_from_this<client_core> {
+   client_core(boost::asio::any_io_executor ex, config cfg);
+   void start();
+   void stop();
+
+   struct lock_result {
+      error_code ec;
+      lease held;
+   };
+   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only, report* diag);
+   boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
+   boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag);
+
+   // In-process queue: one contender (or holder) per name; the others wait in FIFO order.
+   struct waiter {
+      boost::asio::steady_timer* wake;
+      bool granted = false;
+   };
+   struct slot {
+      std::deque<waiter*> queue;
+      bool subscribed = false;  // holds one reference on the name's release channel
+   };
+   /// Waits until this coroutine is the only one of the process to contend for `name`.
+   /// wait_timeout at the deadline, operation_aborted on cancellation.
+   boost::asio::awaitable<error_code> enter_slot(std::string const& name, clock::time_point deadline);
+   /// Passes the name to the next local waiter, or forgets it.
+   void leave_slot(std::string const& name) noexcept;
+   bool slot_busy(std::string const& name) const { return slots_.contains(name); }
+
+   // Release subscriptions, reference-counted per channel, shared by all waiters.
+   struct channel_state {
+      std::size_t refs = 0;
+      std::uint64_t messages = 0;
+      std::vector<boost::asio::steady_timer*> sleepers;
+   };
+   void subscribe(std::string const& channel);
+   void unsubscribe(std::string const& channel) noexcept;
+   std::uint64_t messages(std::string const& channel) const;
+   void on_message(std::string_view channel);
+
+   /// Sends release to every node and forgets the answers: after a lost attempt, a cancelled
+   /// one, or a won one whose validity ran out.
+   void release_everywhere(std::string const& name, std::string const& token);
+
+   /// Sleeps for `d`; with a channel, a release message on it ends the sleep early.
+   /// operation_aborted on cancellation.
+   boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d, std::string const* channel);
+
+   std::shared_ptr<script_call const> release_call(std::string const& name, std::string const& token) const;
+
+   boost::asio::any_io_executor ex;
+   config cfg;
+   error_code config_error;
+   std::vector<std::shared_ptr<node>> nodes;
+   std::mt19937_64 random;
+
+private:
+   std::unordered_map<std::string, slot> slots_;
+   struct string_hash {
+      using is_transparent = void;
+      std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+   };
+   std::unordered_map<std::string, channel_state, string_hash, std::equal_to<>> channels_;
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,70 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The quorum fan-out: one script call sent to every node at once, decided as soon as the votes
+// allow. One node of one is the single-instance lock, through the same code.
+#ifndef LOCKSMITH_SRC_FANOUT_HPP
+#define LOCKSMITH_SRC_FANOUT_HPP
+
+#include "node.hpp"
+
+#include <locksmith/detail/quorum.hpp>
+#include <locksmith/detail/scripts.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/async_result.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace locksmith::detail {
+
+enum class vote : unsigned char { pending, yes, no, failed };
+
+/// One node's part in a fan-out.
+struct node_result {
+   vote v = vote::pending;
+   node_reply reply;
+   acquire_reply acquire;               // acquire script, when parsed
+   ownership own = ownership::expired;  // release and extend scripts, when parsed
+};
+
+/// The state of a fan-out when it was decided.
+struct fanout_result {
+   outcome decision = outcome::pending;
+   std::vector<node_result> nodes;
+
+   std::size_t count(vote v) const noexcept;
+   /// True when some node answered with a server error (not a transport error or timeout).
+   bool server_error() const noexcept;
+};
+
+using fanout_handler = boost::asio::any_completion_handler<void(error_code, fanout_result)>;
+
+/// Sends the call to every node at once, each with its own timeout, and completes as soon as the
+/// quorum is won or can no longer be won, with the results known then. Calls still in flight go
+/// on and are ignored; the caller releases what they may have taken (later commands on a
+/// connection run after earlier ones, so a release sent now lands after them).
+///
+/// Cancellation (any type): completes at once with operation_aborted.
+void start_fanout(
+   std::vector<std::shared_ptr<node>> const& nodes,
+   std::shared_ptr<script_call const> call,
+   std::chrono::milliseconds timeout,
+   fanout_handler handler);
+
+template <class CompletionToken>
+auto async_fanout(
+   std::vector<std::shared_ptr<node>> const& nodes,
+   std::shared_ptr<script_call const> call,
+   std::chrono::milliseconds timeout,
+   CompletionToken&& token)
+{
+   return boost::asio::async_initiate<CompletionToken, void(error_code, fanout_result)>(
+      [&nodes, timeout](auto handler, std::shared_ptr<script_call const> c) {
+         start_fanout(nodes, std::move(c), timeout, std::move(handler));
+      },
+      token, std::move(call));
+}
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,243 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The bodies of the client's operations: acquire (with waiting), release and extend.
+#include "core.hpp"
+
+#include <locksmith/detail/backoff.hpp>
+#include <locksmith/detail/keys.hpp>
+#include <locksmith/detail/token.hpp>
+#include <locksmith/detail/validate.hpp>
+#include <locksmith/detail/validity.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// A waiter that cannot reach a quorum, or whose lock has no TTL, looks again this often.
+constexpr milliseconds probe_interval{100};
+
+// The fence key outlives the lock by this much; after that the server clock keeps fences rising.
+constexpr milliseconds fence_linger{60'000};
+
+// Why an acquire attempt was lost.
+error_code lost_reason(fanout_result const& r)
+{
+   if (r.count(vote::no) > 0)
+      return error::lock_taken;
+   if (r.server_error())
+      return error::unexpected_reply;
+   return error::quorum_unreachable;
+}
+
+// Why a release or extend did not win its quorum.
+error_code ownership_result(fanout_result const& r)
+{
+   if (r.decision == outcome::won)
+      return {};
+   auto const other_owner = std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& n) {
+      return n.v == vote::no && n.own == ownership::not_owner;
+   });
+   if (other_owner)
+      return error::not_owner;
+   if (r.count(vote::no) > 0)
+      return error::lease_expired;
+   if (r.server_error())
+      return error::unexpected_reply;
+   return error::quorum_unreachable;
+}
+
+// The shortest time that a holder's key had left, among the nodes that said taken (-1: none).
+milliseconds shortest_pttl(fanout_result const& r)
+{
+   auto best = milliseconds{-1};
+   for (auto const& n : r.nodes)
+      if (n.v == vote::no && n.acquire.pttl.count() >= 0 && (best.count() < 0 || n.acquire.pttl < best))
+         best = n.acquire.pttl;
+   return best;
+}
+
+std::uint64_t highest_fence(fanout_result const& r)
+{
+   std::uint64_t f = 0;
+   for (auto const& n : r.nodes)
+      if (n.v == vote::yes)
+         f = std::max(f, static_cast<std::uint64_t>(n.acquire.fence));
+   return f;
+}
+
+// Copies the attempt's per-node results into the caller's report, if any.
+void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag)
+{
+   if (!diag)
+      return;
+   diag->attempts += 1;
+   diag->nodes.resize(nodes.size());
+   for (std::size_t i = 0; i < nodes.size(); ++i) {
+      auto& d = diag->nodes[i];
+      auto const& n = r.nodes[i];
+      d.node = nodes[i]->name();
+      d.vote = static_cast<node_vote>(n.v);
+      d.latency = std::chrono::duration_cast<microseconds>(n.reply.latency);
+      d.ec = n.reply.ec;
+      d.message = n.reply.server_message;
+   }
+}
+
+asio::awaitable<bool> cancelled()
+{
+   auto cs = co_await asio::this_coro::cancellation_state;
+   co_return cs.cancelled() != asio::cancellation_type::none;
+}
+
+// Leaves the name's local slot when the acquisition ends without a lease.
+struct slot_guard {
+   client_core& core;
+   std::string const& name;
+   bool kept = false;
+   ~slot_guard()
+   {
+      if (!kept)
+         core.leave_slot(name);
+   }
+};
+
+}  // namespace
+
+asio::awaitable<error_code> client_core::sleep(microseconds d, std::string const* channel)
+{
+   asio::steady_timer t{ex, d};
+   auto* sleepers = channel ? &channels_[*channel].sleepers : nullptr;
+   if (sleepers)
+      sleepers->push_back(&t);
+   // Ends at the delay, on a release message (on_message cancels the timer), or on cancellation.
+   co_await t.async_wait(use_tuple);
+   if (sleepers)
+      sleepers->erase(std::find(sleepers->begin(), sleepers->end(), &t));
+   co_return (co_await cancelled()) ? error_code{asio::error::operation_aborted} : error_code{};
+}
+
+asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts, bool try_only, report* diag)
+{
+   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   if (config_error)
+      co_return lock_result{config_error, {}};
+   if (auto ec = validate_options(name, opts))
+      co_return lock_result{ec, {}};
+   bool const no_wait = try_only || opts.wait.count() == 0;
+   auto const deadline = clock::now() + (no_wait ? milliseconds{0} : opts.wait);
+   if (no_wait && slot_busy(name))
+      co_return lock_result{error::lock_taken, {}};  // held or contended by this process
+   // Only one coroutine per process and name contends in Redis; the others queue here.
+   if (auto ec = co_await enter_slot(name, deadline))
+      co_return lock_result{ec, {}};
+   slot_guard guard{*this, name};
+   if (co_await cancelled())
+      co_return lock_result{asio::error::operation_aborted, {}};
+
+   auto const drift = opts.drift.value_or(default_drift(opts.ttl));
+   auto const token = random_token();
+   auto const call = std::make_shared<script_call>(
+      acquire_script(),
+      std::vector<std::string>{lock_key(cfg.prefix, name), fence_key(cfg.prefix, name)},
+      std::vector<std::string>{token, std::to_string(opts.ttl.count()),
+                               std::to_string((opts.ttl + fence_linger).count())});
+   auto const channel = release_channel(cfg.prefix, name);
+   auto const* spin = std::get_if<wait_strategy::spin>(&opts.strategy);
+   for (;;) {
+      auto const seen = messages(channel);
+      auto const t0 = clock::now();
+      auto [ec, r] = co_await async_fanout(nodes, call, cfg.node_timeout, use_tuple);
+      describe(r, nodes, diag);
+      if (ec) {
+         release_everywhere(name, token);  // cancelled: the SET may have landed anyway
+         co_return lock_result{ec, {}};
+      }
+      error_code last = lost_reason(r);
+      if (r.decision == outcome::won) {
+         if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
+            auto st = std::make_shared<lease_state>(lease_state{
+               weak_from_this(), name, token, highest_fence(r), *until, opts.drift});
+            guard.kept = true;
+            co_return lock_result{error_code{}, lease{std::move(st)}};
+         }
+         last = error::validity_expired;
+      }
+      // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
+      if (r.count(vote::no) != nodes.size())
+         release_everywhere(name, token);
+      auto const now = clock::now();
+      if (last == error::unexpected_reply || no_wait || now >= deadline)
+         co_return lock_result{last == error::lock_taken && !no_wait ? error::wait_timeout : last, {}};
+      auto const left = std::chrono::duration_cast<microseconds>(deadline - now);
+      bool const by_message = !spin && last == error::lock_taken;
+      if (by_message) {
+         auto& s = slots_.at(name);
+         if (!s.subscribed) {
+            // Retry at once: a release may have been published before the subscription.
+            subscribe(channel);
+            s.subscribed = true;
+            continue;
+         }
+         if (messages(channel) != seen)
+            continue;  // a release came while the try was in flight
+      }
+      auto const delay = by_message ? expiry_delay(shortest_pttl(r), probe_interval, left)
+                                    : spin_delay(spin ? *spin : wait_strategy::spin{}, left, random);
+      if (auto ec = co_await sleep(delay, by_message ? &channel : nullptr))
+         co_return lock_result{ec, {}};
+   }
+}
+
+asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)
+{
+   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   if (!st || st->st != lease_state::status::held)
+      co_return error::not_held;
+   // Hand the name to the next local waiter now: its acquire goes out behind this release on
+   // every connection, and commands on a connection run in order.
+   st->end(lease_state::status::released);
+   auto [ec, r] = co_await async_fanout(nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
+   describe(r, nodes, diag);
+   co_return ec ? ec : ownership_result(r);
+}
+
+asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl, report* diag)
+{
+   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   if (auto ec = validate_ttl(ttl))
+      co_return ec;
+   if (!st || st->st != lease_state::status::held)
+      co_return error::not_held;
+   auto const t0 = clock::now();
+   auto const call = std::make_shared<script_call>(
+      extend_script(), std::vector<std::string>{lock_key(cfg.prefix, st->name)},
+      std::vector<std::string>{st->token, std::to_string(ttl.count())});
+   auto [ec, r] = co_await async_fanout(nodes, call, cfg.node_timeout, use_tuple);
+   describe(r, nodes, diag);
+   if (ec)
+      co_return ec;
+   if (r.decision != outcome::won)
+      co_return ownership_result(r);
+   auto const now = clock::now();
+   // A quorum that answers after the old validity ended cannot be trusted: others may have
+   // taken the lock on nodes that restarted in between.
+   if (now >= st->valid_until)
+      co_return error::lease_expired;
+   auto const until = valid_until(t0, now, ttl, st->drift.value_or(default_drift(ttl)));
+   if (!until)
+      co_return error::validity_expired;
+   st->valid_until = *until;
+   co_return error_code{};
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,142 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include <locksmith/detail/url.hpp>
+
+#include <charconv>
+#include <limits>
+
+namespace locksmith::detail {
+namespace {
+
+bool parse_number(std::string_view s, long long max, long long& out)
+{
+   if (s.empty() || s.size() > 10)
+      return false;
+   auto const [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+   return ec == std::errc{} && p == s.data() + s.size() && out >= 0 && out <= max;
+}
+
+int hex_value(char c)
+{
+   if (c >= '0' && c <= '9') return c - '0';
+   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+   return -1;
+}
+
+std::optional<std::string> percent_decode(std::string_view s)
+{
+   std::string out;
+   for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] != '%') {
+         out += s[i];
+         continue;
+      }
+      if (i + 2 >= s.size())
+         return std::nullopt;
+      int const hi = hex_value(s[i + 1]), lo = hex_value(s[i + 2]);
+      if (hi < 0 || lo < 0)
+         return std::nullopt;
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+   }
+   return out;
+}
+
+// Splits "user:password" (both optional, percent-encoded) into the url.
+bool parse_userinfo(std::string_view info, node_url& u)
+{
+   auto const colon = info.find(':');
+   auto user = percent_decode(info.substr(0, colon));
+   auto pass = percent_decode(colon == info.npos ? std::string_view{} : info.substr(colon + 1));
+   if (!user || !pass)
+      return false;
+   u.user = std::move(*user);
+   u.password = std::move(*pass);
+   return true;
+}
+
+// Splits "host[:port]" or "[v6][:port]".
+bool parse_hostport(std::string_view hp, node_url& u)
+{
+   std::string_view port;
+   if (hp.starts_with('[')) {
+      auto const close = hp.find(']');
+      if (close == hp.npos)
+         return false;
+      u.host = hp.substr(1, close - 1);
+      auto const rest = hp.substr(close + 1);
+      if (!rest.empty() && !rest.starts_with(':'))
+         return false;
+      port = rest.empty() ? std::string_view{} : rest.substr(1);
+      if (rest == ":")
+         return false;
+   } else {
+      auto const colon = hp.find(':');
+      u.host = hp.substr(0, colon);
+      if (colon != hp.npos) {
+         port = hp.substr(colon + 1);
+         if (port.empty())
+            return false;
+      }
+   }
+   if (u.host.empty() || u.host.find_first_of(" /?#@[]") != std::string::npos)
+      return false;
+   if (!port.empty()) {
+      long long p = 0;
+      if (!parse_number(port, 65535, p) || p == 0)
+         return false;
+      u.port = std::to_string(p);
+   }
+   return true;
+}
+
+}  // namespace
+
+std::optional<node_url> parse_url(std::string_view url)
+{
+   node_url u;
+   if (url.starts_with("redis://")) {
+      url.remove_prefix(8);
+   } else if (url.starts_with("rediss://")) {
+      url.remove_prefix(9);
+      u.tls = true;
+   } else {
+      return std::nullopt;
+   }
+   auto const slash = url.find('/');
+   auto authority = url.substr(0, slash);
+   auto const at = authority.rfind('@');
+   if (at != authority.npos) {
+      if (!parse_userinfo(authority.substr(0, at), u))
+         return std::nullopt;
+      authority = authority.substr(at + 1);
+   }
+   if (!parse_hostport(authority, u))
+      return std::nullopt;
+   if (slash != url.npos) {
+      auto const db = url.substr(slash + 1);
+      long long n = 0;
+      if (!db.empty()) {
+         if (!parse_number(db, std::numeric_limits<int>::max(), n))
+            return std::nullopt;
+         u.database = static_cast<int>(n);
+      }
+   }
+   return u;
+}
+
+std::string redacted(node_url const& u)
+{
+   std::string s = u.tls ? "rediss://" : "redis://";
+   if (!u.user.empty())
+      s += u.user + (u.password.empty() ? "@" : ":***@");
+   else if (!u.password.empty())
+      s += ":***@";
+   s += u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
+   s += ":" + u.port;
+   if (u.database != 0)
+      s += "/" + std::to_string(u.database);
+   return s;
+}
+
+}  // namespace locksmith::detail

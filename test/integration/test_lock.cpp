@@ -1,0 +1,270 @@
+// The single-node lock against a real redis-server: mutual exclusion, ownership checks, expiry,
+// the NOSCRIPT fallback, cancellation, a server that is down, bad input and WRONGTYPE.
+#include <locksmith/locksmith.hpp>
+#include <locksmith/detail/keys.hpp>
+#include <locksmith/detail/scripts.hpp>
+
+#include "support/keys.hpp"
+#include "support/print.hpp"
+#include "support/redis_server.hpp"
+#include "support/run.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/redis/connection.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+
+namespace asio = boost::asio;
+namespace redis = boost::redis;
+using namespace std::chrono_literals;
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::lease;
+using locksmith::test::run;
+using locksmith::test::unique_key;
+
+namespace {
+
+constexpr auto tuple = asio::as_tuple(asio::deferred);
+
+struct server_fixture {
+   locksmith::test::redis_server srv;
+   asio::io_context ioc;
+
+   locksmith::config cfg() const { return {.nodes = {srv.url()}}; }
+
+   std::string lock_key(std::string const& name) const
+   {
+      return locksmith::detail::lock_key("locksmith:", name);
+   }
+
+   // Calls per command in INFO commandstats, e.g. calls("evalsha").
+   long long calls(std::string const& cmd)
+   {
+      auto const info = srv.text({"INFO", "commandstats"});
+      auto const tag = "cmdstat_" + cmd + ":calls=";
+      auto const at = info.find(tag);
+      return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
+   }
+
+   // Polls until the key is gone; false if it is still there after the deadline.
+   bool key_disappears(std::string const& key, std::chrono::milliseconds deadline = 2s)
+   {
+      auto const until = std::chrono::steady_clock::now() + deadline;
+      while (std::chrono::steady_clock::now() < until) {
+         if (srv.text({"EXISTS", key}) == "0")
+            return true;
+         std::this_thread::sleep_for(1ms);
+      }
+      return false;
+   }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(single_node_lock, server_fixture)
+
+// 64 coroutines over 8 clients (8 connections, so the Redis lock and not only the in-process
+// queue decides) do GET, then yield, then SET on a counter under the lock, 50 times each.
+static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type strategy)
+{
+   auto const name = unique_key("lock");
+   auto const counter = unique_key("counter");
+   constexpr int clients = 8, per_client = 8, rounds = 50;
+   std::vector<std::unique_ptr<locksmith::client>> cs;
+   for (int i = 0; i < clients; ++i)
+      cs.push_back(std::make_unique<locksmith::client>(f.ioc.get_executor(), f.cfg()));
+   redis::connection data{f.ioc};
+   redis::config rc;
+   rc.addr.port = std::to_string(f.srv.port());
+   data.async_run(rc, asio::detached);
+   int failures = 0, finished = 0;
+
+   auto worker = [&](locksmith::client& c) -> asio::awaitable<void> {
+      for (int i = 0; i < rounds; ++i) {
+         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 30s, .strategy = strategy}, tuple);
+         if (ec) {
+            ++failures;
+            continue;
+         }
+         redis::request get;
+         get.push("GET", counter);
+         redis::response<std::optional<std::int64_t>> value;
+         co_await data.async_exec(get, value);
+         redis::request set;
+         set.push("SET", counter, std::get<0>(value).value().value_or(0) + 1);
+         co_await data.async_exec(set);
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         failures += uec ? 1 : 0;
+      }
+      ++finished;
+   };
+   run(f.ioc, [&]() -> asio::awaitable<void> {
+      for (auto& c : cs)
+         for (int j = 0; j < per_client; ++j)
+            asio::co_spawn(f.ioc, worker(*c), asio::detached);
+      asio::steady_timer t{f.ioc};
+      while (finished < clients * per_client) {
+         t.expires_after(1ms);
+         co_await t.async_wait();
+      }
+   }(), 120s);
+   data.cancel();
+   BOOST_TEST(failures == 0);
+   BOOST_TEST(f.srv.text({"GET", counter}) == std::to_string(clients * per_client * rounds));
+}
+
+BOOST_AUTO_TEST_CASE(counter_is_exact_with_spin)
+{
+   counter_is_exact(*this, locksmith::wait_strategy::spin{.interval = 1ms, .jitter = 1ms});
+}
+
+BOOST_AUTO_TEST_CASE(counter_is_exact_with_subscribe)
+{
+   counter_is_exact(*this, locksmith::wait_strategy::subscribe);
+}
+
+BOOST_AUTO_TEST_CASE(lease_carries_token_fence_and_validity)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto const before = std::chrono::steady_clock::now();
+      auto l1 = co_await c.async_lock(name, {.ttl = 10s});
+      BOOST_TEST(l1.held());
+      BOOST_TEST(l1.name() == name);
+      BOOST_TEST(l1.token().size() == 32u);
+      BOOST_TEST(l1.token().find_first_not_of("0123456789abcdef") == std::string::npos);
+      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l1.token());
+      BOOST_TEST(srv.text({"PTTL", lock_key(name)}) != "-1");
+      // valid_until = start + ttl - (ttl / 100 + 2 ms)
+      BOOST_TEST((l1.valid_until() > before + 10s - 102ms - 1ms));
+      BOOST_TEST((l1.valid_until() <= std::chrono::steady_clock::now() + 10s - 102ms));
+      co_await c.async_unlock(l1);
+      BOOST_TEST(!l1.held());
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      auto l2 = co_await c.async_lock(name);
+      BOOST_TEST(l2.fencing_token() > l1.fencing_token());
+      BOOST_TEST(l2.token() != l1.token());
+      // Fences keep rising after the fence key is gone (the server's clock takes over).
+      srv.text({"DEL", lock_key(name) + ":fence"});
+      co_await c.async_unlock(l2);
+      auto l3 = co_await c.async_lock(name);
+      BOOST_TEST(l3.fencing_token() > l2.fencing_token());
+      co_await c.async_unlock(l3);
+   }());
+}
+
+BOOST_AUTO_TEST_CASE(a_second_owner_is_refused_until_release)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name);
+      auto [ec1, lb1] = co_await b.async_try_lock(name, {}, tuple);
+      BOOST_TEST(ec1 == error::lock_taken);
+      BOOST_TEST(!lb1.held());
+      auto [ec2, lb2] = co_await b.async_lock(name, {.wait = 50ms}, tuple);
+      BOOST_TEST(ec2 == error::wait_timeout);
+      // The same process holds it: answered locally.
+      auto const evals = calls("evalsha");
+      auto [ec3, la2] = co_await a.async_try_lock(name, {}, tuple);
+      BOOST_TEST(ec3 == error::lock_taken);
+      BOOST_TEST(calls("evalsha") == evals + 0);
+      co_await a.async_unlock(la);
+      auto [ec4, lb4] = co_await b.async_try_lock(name, {}, tuple);
+      BOOST_TEST(!ec4);
+      co_await b.async_unlock(lb4);
+   }());
+}
+
+BOOST_AUTO_TEST_CASE(wrong_token_cannot_release_or_extend)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   auto const key = lock_key(name);
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name, {.ttl = 30ms});
+      // Wait for the expiry by the server's clock, then let a second holder in.
+      while (srv.text({"EXISTS", key}) != "0") {
+         asio::steady_timer t{ioc, 1ms};
+         co_await t.async_wait();
+      }
+      auto lb = co_await b.async_lock(name, {.ttl = 10s});
+      auto [ext] = co_await a.async_extend(la, 10s, tuple);
+      BOOST_TEST(ext == error::not_owner);
+      auto [rel] = co_await a.async_unlock(la, tuple);
+      BOOST_TEST(rel == error::not_owner);
+      BOOST_TEST(srv.text({"GET", key}) == lb.token());
+      // The scripts themselves refuse a forged token.
+      auto const& release = locksmith::detail::release_script();
+      BOOST_TEST(srv.text({"EVAL", release.text, "1", key, std::string(32, 'f'), "ch"}) == "0");
+      auto const& extend = locksmith::detail::extend_script();
+      BOOST_TEST(srv.text({"EVAL", extend.text, "1", key, std::string(32, 'f'), "1"}) == "0");
+      BOOST_TEST(srv.text({"GET", key}) == lb.token());
+      co_await b.async_unlock(lb);
+   }());
+}
+
+BOOST_AUTO_TEST_CASE(unlock_after_expiry_says_expired)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 20ms});
+      while (srv.text({"EXISTS", lock_key(name)}) != "0") {
+         asio::steady_timer t{ioc, 1ms};
+         co_await t.async_wait();
+      }
+      BOOST_TEST(!l.held());
+      auto l2 = lease{};
+      auto [ext] = co_await c.async_extend(l, 1s, tuple);
+      BOOST_TEST(ext == error::lease_expired);
+      auto [ec] = co_await c.async_unlock(l, tuple);
+      BOOST_TEST(ec == error::lease_expired);
+      auto [again] = co_await c.async_unlock(l, tuple);
+      BOOST_TEST(again == error::not_held);
+      auto [empty] = co_await c.async_unlock(l2, tuple);
+      BOOST_TEST(empty == error::not_held);
+   }());
+}
+
+BOOST_AUTO_TEST_CASE(extend_moves_ttl_and_validity)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 1s});
+      auto const before = l.valid_until();
+      co_await c.async_extend(l, 60s);
+      BOOST_TEST((l.valid_until() > before + 50s));
+      BOOST_TEST(std::stoll(srv.text({"PTTL", lock_key(name)})) > 50'000);
+      auto [bad] = co_await c.async_extend(l, 0ms, tuple);
+      BOOST_TEST(bad == error::invalid_argument);
+      co_await c.async_unlock(l);
+   }());
+}
+
+BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name);
+      co_await c.async_unlock(l);
+      BOOST_TEST(srv.text({"SCRIPT", "FLUSH"}) == "OK");
+      auto const evals = calls("eval");
+      auto l2 = co_await c.async_lock(name);
+      co_await c.async_extend(l2, 5s);
+      co_await c.async_unlock(l2);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      // One EVAL per script after the flush; EVALSHA works again after that.
+      BOOST_TEST(calls("eval") == evals + 3);
+      auto l3 = co_await c.async_lock(name);
+      co_await c.async_unlock(l3);
+      BOOST_TEST(calls("eval") == evals + 3);
+   }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -216,6 +216,8 @@ asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st,
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    if (auto ec = validate_ttl(ttl))
       co_return ec;
+   if (auto ec = validate_drift(ttl, st ? st->drift : std::nullopt))
+      co_return ec;
    if (!st || st->st != lease_state::status::held)
       co_return error::not_held;
    auto const t0 = clock::now();

@@ -125,11 +125,32 @@ std::optional<node_url> parse_url(std::string_view url)
    return u;
 }
 
+namespace {
+
+// Escapes what would end the user name early.
+std::string percent_encode(std::string_view s)
+{
+   static constexpr char hex[] = "0123456789ABCDEF";
+   std::string out;
+   for (unsigned char c : s) {
+      if (c == '%' || c == ':' || c == '@' || c == '/' || c < 0x21 || c > 0x7e) {
+         out += '%';
+         out += hex[c >> 4];
+         out += hex[c & 0xf];
+      } else {
+         out += static_cast<char>(c);
+      }
+   }
+   return out;
+}
+
+}  // namespace
+
 std::string redacted(node_url const& u)
 {
    std::string s = u.tls ? "rediss://" : "redis://";
    if (!u.user.empty())
-      s += u.user + (u.password.empty() ? "@" : ":***@");
+      s += percent_encode(u.user) + (u.password.empty() ? "@" : ":***@");
    else if (!u.password.empty())
       s += ":***@";
    s += u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include <locksmith/detail/url.hpp>
 #include <locksmith/detail/validate.hpp>
+#include <locksmith/detail/validity.hpp>
 
 #include <type_traits>
 
@@ -8,7 +9,9 @@ namespace locksmith::detail {
 
 error_code validate_name(std::string_view name) noexcept
 {
-   if (name.empty() || name.size() > max_key_size)
+   // A leading '}' would end the {name} hash tag at once, and split the lock's keys over
+   // Cluster slots.
+   if (name.empty() || name.size() > max_key_size || name.front() == '}')
       return error::invalid_argument;
    return {};
 }
@@ -16,6 +19,17 @@ error_code validate_name(std::string_view name) noexcept
 error_code validate_ttl(std::chrono::milliseconds ttl) noexcept
 {
    if (ttl < min_ttl || ttl > max_ttl)
+      return error::invalid_argument;
+   return {};
+}
+
+error_code validate_drift(
+   std::chrono::milliseconds ttl,
+   std::optional<std::chrono::milliseconds> drift) noexcept
+{
+   // With the default drift, a TTL of 2 ms or less would leave no validity at all.
+   auto const d = drift.value_or(default_drift(ttl));
+   if (d.count() < 0 || d >= ttl)
       return error::invalid_argument;
    return {};
 }
@@ -28,8 +42,8 @@ error_code validate_options(std::string_view name, lock_options const& opts) noe
       return ec;
    if (opts.wait.count() < 0)
       return error::invalid_argument;
-   if (opts.drift && (opts.drift->count() < 0 || *opts.drift >= opts.ttl))
-      return error::invalid_argument;
+   if (auto ec = validate_drift(opts.ttl, opts.drift))
+      return ec;
    if (auto const* s = std::get_if<wait_strategy::spin>(&opts.strategy))
       if (s->interval.count() <= 0 || s->jitter.count() < 0)
          return error::invalid_argument;

@@ -58,11 +58,12 @@ struct lock_options {
    wait_strategy_type strategy = wait_strategy::spin{};
 
    /// Allowance for clock drift between this process and Redis, taken off the validity.
-   /// Default (empty): ttl / 100 + 2 ms, as the RedLock description and redsync use.
+   /// Default (empty): ttl / 100 + 2 ms, as the RedLock description and redsync use. Must be
+   /// below the TTL, so a TTL of 2 ms or less needs an explicit, smaller drift.
    std::optional<std::chrono::milliseconds> drift = {};
 };
 
-/// The longest key (lock name) accepted, in bytes.
+/// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.
 inline constexpr std::size_t max_key_size = 1024;
 
 /// The shortest TTL accepted.

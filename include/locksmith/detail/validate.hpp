@@ -6,17 +6,25 @@
 #include <locksmith/error.hpp>
 #include <locksmith/lock_options.hpp>
 
+#include <optional>
 #include <string_view>
 
 namespace locksmith::detail {
 
-/// error::invalid_argument for an empty or oversized name; success otherwise.
+/// error::invalid_argument for an empty or oversized name, or one that begins with '}' (it
+/// would end the `{name}` hash tag at once); success otherwise.
 error_code validate_name(std::string_view name) noexcept;
 
 /// error::invalid_argument for a TTL outside [min_ttl, max_ttl].
 error_code validate_ttl(std::chrono::milliseconds ttl) noexcept;
 
-/// The name, the TTL, a negative wait or drift, a drift not below the TTL, a spin interval that
+/// error::invalid_argument for a negative drift, or one (given, or the default for the TTL)
+/// that is not below the TTL: no validity could ever be left.
+error_code validate_drift(
+   std::chrono::milliseconds ttl,
+   std::optional<std::chrono::milliseconds> drift) noexcept;
+
+/// The name, the TTL, the drift, a negative wait, a drift not below the TTL, a spin interval that
 /// is not positive or a negative jitter.
 error_code validate_options(std::string_view name, lock_options const& opts) noexcept;
 

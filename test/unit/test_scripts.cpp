@@ -1,0 +1,261 @@
+// Unit tests of the Lua scripts' SHAs and of the parsers of their replies
+// (include/locksmith/detail/scripts.hpp), over hand-built RESP3 replies.
+#include <locksmith/detail/scripts.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <boost/redis/resp3/node.hpp>
+#include <boost/redis/resp3/type.hpp>
+
+#include <source_location>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::detail::acquire_reply;
+using locksmith::detail::ownership;
+using boost::redis::generic_response;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
+
+generic_response reply(std::vector<node> nodes)
+{
+   generic_response r;
+   r.value() = std::move(nodes);
+   return r;
+}
+
+generic_response server_error_reply(std::string diagnostic, type t = type::simple_error)
+{
+   generic_response r;
+   r = boost::redis::adapter::error{t, std::move(diagnostic)};
+   return r;
+}
+
+node number(std::string v, std::size_t depth) { return node{type::number, 1, depth, std::move(v)}; }
+
+// The acquire script's `{flag, value}`.
+generic_response pair(std::string flag, std::string value)
+{
+   return reply({{type::array, 2, 0, ""}, number(std::move(flag), 1), number(std::move(value), 1)});
+}
+
+error_code const unexpected_reply = error::unexpected_reply;
+
+// A parse that must fail. Failures name the caller's line.
+void check_acquire_rejects(
+   generic_response const& r,
+   std::source_location at = std::source_location::current())
+{
+   BOOST_TEST_CONTEXT("called from line " << at.line())
+   {
+      acquire_reply out;
+      BOOST_TEST(locksmith::detail::parse_acquire(r, out) == unexpected_reply);
+   }
+}
+
+void check_ownership_rejects(
+   generic_response const& r,
+   std::source_location at = std::source_location::current())
+{
+   BOOST_TEST_CONTEXT("called from line " << at.line())
+   {
+      ownership out = ownership::done;
+      BOOST_TEST(locksmith::detail::parse_ownership(r, out) == unexpected_reply);
+   }
+}
+
+// A parse that must succeed.
+void check_ok(error_code const& ec, std::source_location at = std::source_location::current())
+{
+   BOOST_TEST(!ec, "line " << at.line() << ": failed with " << ec.message());
+}
+
+char const* name(ownership o)
+{
+   switch (o) {
+      case ownership::done: return "done";
+      case ownership::not_owner: return "not_owner";
+      case ownership::expired: return "expired";
+   }
+   return "?";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(scripts)
+
+BOOST_AUTO_TEST_CASE(sha1_known_vectors)
+{
+   using locksmith::detail::sha1_hex;
+   BOOST_TEST(sha1_hex("") == "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+   BOOST_TEST(sha1_hex("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d");
+   BOOST_TEST(sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+              "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+}
+
+BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
+{
+   using namespace locksmith::detail;
+   script const* all[] = {&acquire_script(), &release_script(), &extend_script()};
+   for (auto const* s : all) {
+      BOOST_TEST_CONTEXT("script " << s->name)
+      {
+         BOOST_TEST(s->sha1.size() == 40u);
+         BOOST_TEST(s->sha1.find_first_not_of("0123456789abcdef") == std::string::npos);
+         BOOST_TEST(s->sha1 == sha1_hex(s->text));
+         BOOST_TEST(!s->text.empty());
+      }
+   }
+   BOOST_TEST(acquire_script().sha1 != release_script().sha1);
+   BOOST_TEST(acquire_script().sha1 != extend_script().sha1);
+   BOOST_TEST(release_script().sha1 != extend_script().sha1);
+   BOOST_TEST(acquire_script().name == "acquire");
+   BOOST_TEST(release_script().name == "release");
+   BOOST_TEST(extend_script().name == "extend");
+   // The same object every time: the SHA is computed once.
+   BOOST_TEST(&acquire_script() == &acquire_script());
+}
+
+BOOST_AUTO_TEST_CASE(acquired)
+{
+   acquire_reply out;
+   check_ok(locksmith::detail::parse_acquire(pair("1", "1700000000000000"), out));
+   BOOST_TEST(out.acquired);
+   BOOST_TEST(out.fence == 1700000000000000);
+   BOOST_TEST(out.pttl.count() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(taken_with_pttl)
+{
+   acquire_reply out{.acquired = true, .fence = 5};
+   check_ok(locksmith::detail::parse_acquire(pair("0", "29500"), out));
+   BOOST_TEST(!out.acquired);
+   BOOST_TEST(out.fence == 0);
+   BOOST_TEST(out.pttl.count() == 29500);
+}
+
+BOOST_AUTO_TEST_CASE(taken_without_ttl)
+{
+   acquire_reply out{.acquired = true, .fence = 5};
+   check_ok(locksmith::detail::parse_acquire(pair("0", "-1"), out));
+   BOOST_TEST(!out.acquired);
+   BOOST_TEST(out.pttl.count() == -1);
+}
+
+BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
+{
+   // Wrong number of elements.
+   check_acquire_rejects(reply({{type::array, 1, 0, ""}, number("1", 1)}));
+   check_acquire_rejects(
+      reply({{type::array, 3, 0, ""}, number("1", 1), number("5", 1), number("6", 1)}));
+   // An array that announces 2 elements but holds 3.
+   check_acquire_rejects(
+      reply({{type::array, 2, 0, ""}, number("1", 1), number("5", 1), number("6", 1)}));
+   // An array that announces 3 elements but holds 2.
+   check_acquire_rejects(reply({{type::array, 3, 0, ""}, number("1", 1), number("5", 1)}));
+   check_acquire_rejects(reply({{type::array, 0, 0, ""}}));
+   check_acquire_rejects(reply({}));
+   // Not an array.
+   check_acquire_rejects(reply({number("1", 0)}));
+   check_acquire_rejects(reply({{type::null, 0, 0, ""}}));
+   check_acquire_rejects(reply({{type::set, 2, 0, ""}, number("1", 1), number("5", 1)}));
+   // Elements that are not numbers.
+   check_acquire_rejects(
+      reply({{type::array, 2, 0, ""}, {type::blob_string, 1, 1, "1"}, number("5", 1)}));
+   check_acquire_rejects(
+      reply({{type::array, 2, 0, ""}, number("1", 1), {type::simple_string, 1, 1, "5"}}));
+   check_acquire_rejects(reply({{type::array, 2, 0, ""}, number("1", 1), {type::null, 0, 1, ""}}));
+   check_acquire_rejects(
+      reply({{type::array, 2, 0, ""}, number("1", 1), {type::doublean, 1, 1, "5"}}));
+   // A flag other than 0 or 1.
+   check_acquire_rejects(pair("2", "5"));
+   check_acquire_rejects(pair("-1", "5"));
+   // Numbers with junk, or none at all.
+   check_acquire_rejects(pair("1", "12x"));
+   check_acquire_rejects(pair("1x", "12"));
+   check_acquire_rejects(pair("1", ""));
+   check_acquire_rejects(pair("", "12"));
+   check_acquire_rejects(pair("1", " 12"));
+   check_acquire_rejects(pair("1", "1.5"));
+   check_acquire_rejects(pair("1", "99999999999999999999"));  // beyond int64
+}
+
+BOOST_AUTO_TEST_CASE(acquire_rejects_server_errors)
+{
+   check_acquire_rejects(server_error_reply("NOSCRIPT No matching script. Please use EVAL."));
+   check_acquire_rejects(
+      server_error_reply("WRONGTYPE Operation against a key holding the wrong kind of value"));
+   check_acquire_rejects(server_error_reply("ERR something", type::blob_error));
+}
+
+BOOST_AUTO_TEST_CASE(ownership_values)
+{
+   using locksmith::detail::parse_ownership;
+   struct {
+      char const* value;
+      ownership expected;
+   } const cases[] = {
+      {"1", ownership::done},
+      {"0", ownership::not_owner},
+      {"-1", ownership::expired},
+   };
+   for (auto const& c : cases) {
+      BOOST_TEST_CONTEXT("reply " << c.value)
+      {
+         // Start from a value other than the expected one, so that a no-op parse fails.
+         ownership out = c.expected == ownership::done ? ownership::expired : ownership::done;
+         check_ok(parse_ownership(reply({number(c.value, 0)}), out));
+         BOOST_TEST(name(out) == name(c.expected));
+      }
+   }
+}
+
+BOOST_AUTO_TEST_CASE(ownership_rejects_invalid_replies)
+{
+   for (auto const v : {"2", "-2", "10", "", "1x", "x", " 1", "+1"}) {
+      BOOST_TEST_CONTEXT("reply \"" << v << "\"")
+      {
+         check_ownership_rejects(reply({number(v, 0)}));
+      }
+   }
+   check_ownership_rejects(reply({}));
+   check_ownership_rejects(reply({{type::blob_string, 1, 0, "1"}}));
+   check_ownership_rejects(reply({{type::simple_string, 1, 0, "OK"}}));
+   check_ownership_rejects(reply({{type::null, 0, 0, ""}}));
+   check_ownership_rejects(reply({{type::boolean, 1, 0, "t"}}));
+   check_ownership_rejects(reply({{type::array, 1, 0, ""}, number("1", 1)}));
+   check_ownership_rejects(reply({number("1", 0), number("1", 0)}));
+   check_ownership_rejects(server_error_reply("NOSCRIPT No matching script"));
+   check_ownership_rejects(server_error_reply("ERR Error running script"));
+}
+
+BOOST_AUTO_TEST_CASE(noscript_is_recognised)
+{
+   using locksmith::detail::is_noscript;
+   BOOST_TEST(is_noscript(server_error_reply("NOSCRIPT No matching script")));
+   BOOST_TEST(is_noscript(server_error_reply("NOSCRIPT No matching script", type::blob_error)));
+   BOOST_TEST(!is_noscript(server_error_reply("ERR unknown command")));
+   BOOST_TEST(!is_noscript(server_error_reply("WRONGTYPE NOSCRIPT")));
+   BOOST_TEST(!is_noscript(server_error_reply("")));
+   // A successful reply, even one that says NOSCRIPT, is no error.
+   BOOST_TEST(!is_noscript(reply({{type::simple_string, 1, 0, "NOSCRIPT"}})));
+   BOOST_TEST(!is_noscript(pair("1", "5")));
+}
+
+BOOST_AUTO_TEST_CASE(server_error_text)
+{
+   using locksmith::detail::server_error;
+   BOOST_TEST(server_error(server_error_reply("NOSCRIPT No matching script")) ==
+              "NOSCRIPT No matching script");
+   auto const wrongtype = server_error_reply("WRONGTYPE Operation against a key", type::blob_error);
+   BOOST_TEST(server_error(wrongtype) == "WRONGTYPE Operation against a key");
+   BOOST_TEST(server_error(pair("1", "5")) == "");
+   BOOST_TEST(server_error(reply({{type::simple_string, 1, 0, "ERR not really"}})) == "");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,76 @@
+// Unit tests of to_hex and random_token (include/locksmith/detail/token.hpp).
+#include <locksmith/detail/token.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <string>
+#include <unordered_set>
+
+namespace {
+
+using locksmith::detail::random_token;
+using locksmith::detail::to_hex;
+
+bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+
+int hex_digit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(token)
+
+BOOST_AUTO_TEST_CASE(to_hex_of_known_bytes)
+{
+   BOOST_TEST(to_hex({}) == "00000000000000000000000000000000");
+   BOOST_TEST(to_hex({0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
+                      0x0c, 0x0d, 0x0e, 0x0f})
+              == "000102030405060708090a0b0c0d0e0f");
+   BOOST_TEST(to_hex({0xde, 0xad, 0xbe, 0xef, 0x00, 0x10, 0x20, 0x7f, 0x80, 0x9a, 0xa9, 0xc3,
+                      0x3c, 0xf0, 0x0f, 0xff})
+              == "deadbeef0010207f809aa9c33cf00fff");
+   std::array<std::uint8_t, 16> all_ff;
+   all_ff.fill(0xff);
+   BOOST_TEST(to_hex(all_ff) == "ffffffffffffffffffffffffffffffff");
+}
+
+BOOST_AUTO_TEST_CASE(random_token_is_32_lower_case_hex_digits)
+{
+   for (int i = 0; i < 1000; ++i) {
+      auto const t = random_token();
+      BOOST_TEST_REQUIRE(t.size() == 32u);
+      for (char c : t)
+         BOOST_TEST_REQUIRE(is_lower_hex(c), "token " << t << " has '" << c << "'");
+   }
+}
+
+BOOST_AUTO_TEST_CASE(random_tokens_are_distinct)
+{
+   constexpr std::size_t count = 10'000;
+   std::unordered_set<std::string> seen;
+   for (std::size_t i = 0; i < count; ++i)
+      seen.insert(random_token());
+   BOOST_TEST(seen.size() == count);
+}
+
+// All 128 bits are random: over 10,000 tokens every position takes every hex digit (a position
+// that missed one would be ~16 × (15/16)^10000 ≈ 10^-279 likely by chance). This catches a
+// token of which part is constant, e.g. bytes that getrandom never filled.
+BOOST_AUTO_TEST_CASE(every_position_takes_every_digit)
+{
+   std::array<std::bitset<16>, 32> digits{};
+   for (int i = 0; i < 10'000; ++i) {
+      auto const t = random_token();
+      BOOST_TEST_REQUIRE(t.size() == 32u);
+      for (std::size_t p = 0; p < t.size(); ++p) {
+         BOOST_TEST_REQUIRE(is_lower_hex(t[p]));
+         digits[p].set(static_cast<std::size_t>(hex_digit(t[p])));
+      }
+   }
+   for (std::size_t p = 0; p < digits.size(); ++p)
+      BOOST_TEST(digits[p].all(), "position " << p << " saw " << digits[p].count() << " digits");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

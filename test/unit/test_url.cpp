@@ -1,0 +1,218 @@
+// Unit tests of parse_url and redacted (include/locksmith/detail/url.hpp).
+#include <locksmith/detail/url.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace {
+
+using namespace std::string_view_literals;
+using locksmith::detail::node_url;
+using locksmith::detail::parse_url;
+using locksmith::detail::redacted;
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(url)
+
+BOOST_AUTO_TEST_CASE(host_only_takes_the_defaults)
+{
+   auto const u = parse_url("redis://host");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(!u->tls);
+   BOOST_TEST(u->user == "");
+   BOOST_TEST(u->password == "");
+   BOOST_TEST(u->host == "host");
+   BOOST_TEST(u->port == "6379");
+   BOOST_TEST(u->database == 0);
+}
+
+BOOST_AUTO_TEST_CASE(host_and_port)
+{
+   auto const u = parse_url("redis://host:6380");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->host == "host");
+   BOOST_TEST(u->port == "6380");
+   BOOST_TEST(u->database == 0);
+   BOOST_TEST(parse_url("redis://host:1").value().port == "1");
+   BOOST_TEST(parse_url("redis://host:65535").value().port == "65535");
+}
+
+BOOST_AUTO_TEST_CASE(user_password_port_and_database)
+{
+   auto const u = parse_url("redis://user:pass@host:1/2");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(!u->tls);
+   BOOST_TEST(u->user == "user");
+   BOOST_TEST(u->password == "pass");
+   BOOST_TEST(u->host == "host");
+   BOOST_TEST(u->port == "1");
+   BOOST_TEST(u->database == 2);
+   BOOST_TEST(parse_url("redis://host/2147483647").value().database == 2147483647);
+}
+
+BOOST_AUTO_TEST_CASE(password_without_user)
+{
+   auto const u = parse_url("redis://:pass@host");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->user == "");
+   BOOST_TEST(u->password == "pass");
+   BOOST_TEST(u->host == "host");
+   BOOST_TEST(u->port == "6379");
+}
+
+BOOST_AUTO_TEST_CASE(user_without_password)
+{
+   auto const u = parse_url("redis://user@host");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->user == "user");
+   BOOST_TEST(u->password == "");
+}
+
+BOOST_AUTO_TEST_CASE(rediss_is_tls)
+{
+   auto const u = parse_url("rediss://user:pass@host:6380/3");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->tls);
+   BOOST_TEST(u->user == "user");
+   BOOST_TEST(u->password == "pass");
+   BOOST_TEST(u->host == "host");
+   BOOST_TEST(u->port == "6380");
+   BOOST_TEST(u->database == 3);
+   BOOST_TEST(parse_url("rediss://host").value().tls);
+}
+
+BOOST_AUTO_TEST_CASE(ipv6_in_brackets)
+{
+   auto const u = parse_url("redis://[::1]:6379");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->host == "::1");
+   BOOST_TEST(u->port == "6379");
+
+   auto const v = parse_url("redis://u:p@[fe80::1]:7000/4");
+   BOOST_TEST_REQUIRE(v.has_value());
+   BOOST_TEST(v->host == "fe80::1");
+   BOOST_TEST(v->port == "7000");
+   BOOST_TEST(v->database == 4);
+
+   auto const w = parse_url("redis://[::1]");
+   BOOST_TEST_REQUIRE(w.has_value());
+   BOOST_TEST(w->host == "::1");
+   BOOST_TEST(w->port == "6379");
+}
+
+BOOST_AUTO_TEST_CASE(percent_encoded_credentials)
+{
+   auto const u = parse_url("redis://us%3Aer:p%40ss@host");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->user == "us:er");
+   BOOST_TEST(u->password == "p@ss");
+   BOOST_TEST(u->host == "host");
+
+   BOOST_TEST(parse_url("redis://:p%40ss@host").value().password == "p@ss");
+   BOOST_TEST(parse_url("redis://:%2f%2F@host").value().password == "//");
+   // Decoded once only.
+   BOOST_TEST(parse_url("redis://:pa%25ss@host").value().password == "pa%ss");
+   // An escape at the very end.
+   BOOST_TEST(parse_url("redis://:ab%40@host").value().password == "ab@");
+   // Only the first ':' splits user from password.
+   BOOST_TEST(parse_url("redis://:a:b@host").value().password == "a:b");
+}
+
+BOOST_AUTO_TEST_CASE(equal_urls_compare_equal)
+{
+   BOOST_TEST((parse_url("redis://host") == parse_url("redis://host:6379/0")));
+   BOOST_TEST((parse_url("redis://host") != parse_url("rediss://host")));
+}
+
+BOOST_AUTO_TEST_CASE(rejects_malformed_urls)
+{
+   for (auto const bad : {
+           "http://x"sv,
+           "redis:/host"sv,
+           "host:6379"sv,
+           ""sv,
+           "redis://"sv,
+           "rediss://"sv,
+           "redis://:6379"sv,
+           "redis://user:pass@"sv,
+           "redis://user:pass@:6379"sv,
+           "redis://host:0"sv,
+           "redis://host:65536"sv,
+           "redis://host:99999999999"sv,
+           "redis://host:abc"sv,
+           "redis://host:-1"sv,
+           "redis://host:+1"sv,
+           "redis://host:12ab"sv,
+           "redis://host:"sv,
+           "redis://host/x"sv,
+           "redis://host/-1"sv,
+           "redis://host/1/2"sv,
+           "redis://host/1x"sv,
+           "redis://host/2147483648"sv,
+           "redis://:p%zz@host"sv,
+           "redis://:p%@host"sv,
+           "redis://:p%4@host"sv,
+           "redis://%zz@host"sv,
+           "redis://[::1"sv,
+           "redis://[::1:6379"sv,
+           "redis://[]:6379"sv,
+           "redis://[::1]:"sv,
+           "redis://[::1]x"sv,
+           "redis://::1:6379"sv,
+           "redis://ho st"sv,
+           "redis://host?db=1"sv,
+       }) {
+      BOOST_TEST_CONTEXT("url \"" << bad << "\"")
+      {
+         BOOST_TEST(!parse_url(bad).has_value());
+      }
+   }
+}
+
+BOOST_AUTO_TEST_CASE(redacted_hides_the_password)
+{
+   auto const u = parse_url("redis://user:s3cr3t@host:6380/2");
+   BOOST_TEST_REQUIRE(u.has_value());
+   auto const r = redacted(*u);
+   BOOST_TEST(r.find("s3cr3t") == std::string::npos);
+   BOOST_TEST(r == "redis://user:***@host:6380/2");
+
+   auto const v = parse_url("rediss://:p%40ss@host");
+   BOOST_TEST_REQUIRE(v.has_value());
+   auto const s = redacted(*v);
+   BOOST_TEST(s.find("p@ss") == std::string::npos);
+   BOOST_TEST(s.find("p%40ss") == std::string::npos);
+   BOOST_TEST(s == "rediss://:***@host:6379");
+}
+
+BOOST_AUTO_TEST_CASE(redacted_without_password)
+{
+   BOOST_TEST(redacted(parse_url("redis://host").value()) == "redis://host:6379");
+   BOOST_TEST(redacted(parse_url("redis://user@host:1").value()) == "redis://user@host:1");
+   BOOST_TEST(redacted(parse_url("redis://[::1]:7000/5").value()) == "redis://[::1]:7000/5");
+}
+
+// What redacted() prints parses back to the same node, minus the password.
+BOOST_AUTO_TEST_CASE(redacted_round_trips_without_the_password)
+{
+   for (auto const url : {"redis://host"sv, "rediss://u@h:1/9"sv, "redis://[::1]:6380"sv,
+                          "redis://u:pw@h"sv, "redis://us%3Aer@h"sv, "redis://a%40b@h"sv}) {
+      BOOST_TEST_CONTEXT("url " << url)
+      {
+         auto u = parse_url(url);
+         BOOST_TEST_REQUIRE(u.has_value());
+         u->password.clear();
+         auto const text = redacted(*u);
+         auto const again = parse_url(text);
+         BOOST_TEST_REQUIRE(again.has_value(), "redacted: " << text);
+         BOOST_TEST((*again == *u), "redacted: " << text << ", parsed back as user \""
+                                                 << again->user << "\", password \""
+                                                 << again->password << "\"");
+      }
+   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()

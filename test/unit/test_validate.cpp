@@ -1,0 +1,197 @@
+// Unit tests of argument validation (include/locksmith/detail/validate.hpp) and of the
+// "locksmith" error category (include/locksmith/error.hpp).
+#include <locksmith/detail/validate.hpp>
+#include <locksmith/detail/validity.hpp>
+#include <locksmith/error.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+using locksmith::config;
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::lock_options;
+using locksmith::max_key_size;
+using locksmith::max_ttl;
+using locksmith::min_ttl;
+using locksmith::detail::validate_config;
+using locksmith::detail::validate_name;
+using locksmith::detail::validate_options;
+using locksmith::detail::validate_ttl;
+namespace wait_strategy = locksmith::wait_strategy;
+
+error_code const ok{};
+error_code const invalid = error::invalid_argument;
+
+error_code const all_errors[] = {
+   error::invalid_argument, error::lock_taken,       error::wait_timeout, error::quorum_unreachable,
+   error::lease_lost,       error::not_owner,        error::lease_expired, error::not_held,
+   error::unexpected_reply, error::validity_expired,
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(validate)
+
+BOOST_AUTO_TEST_CASE(name_length)
+{
+   BOOST_TEST(validate_name("") == invalid);
+   BOOST_TEST(validate_name("k") == ok);
+   BOOST_TEST(validate_name(std::string(max_key_size, 'k')) == ok);
+   BOOST_TEST(validate_name(std::string(max_key_size + 1, 'k')) == invalid);
+   BOOST_TEST(validate_name(std::string(1, '\0')) == ok);  // a byte is a byte
+}
+
+BOOST_AUTO_TEST_CASE(ttl_range)
+{
+   BOOST_TEST(validate_ttl(0ms) == invalid);
+   BOOST_TEST(validate_ttl(-1ms) == invalid);
+   BOOST_TEST(validate_ttl(-30s) == invalid);
+   BOOST_TEST(validate_ttl(1ms) == ok);
+   BOOST_TEST(validate_ttl(min_ttl) == ok);
+   BOOST_TEST(validate_ttl(30s) == ok);
+   BOOST_TEST(validate_ttl(max_ttl) == ok);
+   BOOST_TEST(validate_ttl(max_ttl + 1ms) == invalid);
+}
+
+BOOST_AUTO_TEST_CASE(default_options_are_valid)
+{
+   BOOST_TEST(validate_options("k", lock_options{}) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.strategy = wait_strategy::subscribe}) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(options_check_name_and_ttl)
+{
+   BOOST_TEST(validate_options("", lock_options{}) == invalid);
+   BOOST_TEST(validate_options(std::string(max_key_size + 1, 'k'), lock_options{}) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 0ms}) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = max_ttl + 1ms}) == invalid);
+}
+
+BOOST_AUTO_TEST_CASE(options_wait)
+{
+   BOOST_TEST(validate_options("k", lock_options{.wait = -1ms}) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.wait = 0ms}) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.wait = 1h}) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(options_drift)
+{
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 10s}) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 11s}) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = -1ms}) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 9999ms}) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 0ms}) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(options_spin)
+{
+   auto const with = [](wait_strategy::spin s) { return lock_options{.strategy = s}; };
+   BOOST_TEST(validate_options("k", with({.interval = 0ms})) == invalid);
+   BOOST_TEST(validate_options("k", with({.interval = -1ms})) == invalid);
+   BOOST_TEST(validate_options("k", with({.interval = 1ms})) == ok);
+   BOOST_TEST(validate_options("k", with({.interval = 100ms, .jitter = -1ms})) == invalid);
+   BOOST_TEST(validate_options("k", with({.interval = 100ms, .jitter = 0ms})) == ok);
+}
+
+// An option set that validation accepts must be able to yield a lock. With the default drift
+// (ttl / 100 + 2 ms), a TTL of 2 ms or less leaves no validity even for an instant acquisition,
+// so every attempt would end in validity_expired.
+BOOST_AUTO_TEST_CASE(accepted_ttls_leave_validity_under_the_default_drift)
+{
+   using locksmith::detail::default_drift;
+   using locksmith::detail::valid_until;
+   auto const start = locksmith::detail::clock::now();
+   for (std::chrono::milliseconds const ttl : {min_ttl, 2ms, 3ms, 100ms, 30000ms, max_ttl}) {
+      BOOST_TEST_CONTEXT("ttl " << ttl.count() << " ms")
+      {
+         if (validate_options("k", lock_options{.ttl = ttl}) == ok) {
+            BOOST_TEST(default_drift(ttl).count() < ttl.count());
+            BOOST_TEST(valid_until(start, start, ttl, default_drift(ttl)).has_value());
+         }
+      }
+   }
+}
+
+BOOST_AUTO_TEST_CASE(default_config_is_valid)
+{
+   BOOST_TEST(validate_config(config{}) == ok);
+   auto const three = config{.nodes = {"redis://a", "redis://b:6380", "rediss://c/1"}};
+   BOOST_TEST(validate_config(three) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(config_needs_nodes)
+{
+   BOOST_TEST(validate_config(config{.nodes = {}}) == invalid);
+}
+
+BOOST_AUTO_TEST_CASE(config_rejects_a_malformed_url_among_good_ones)
+{
+   auto const with = [](std::vector<std::string> nodes) {
+      return config{.nodes = std::move(nodes)};
+   };
+   BOOST_TEST(validate_config(with({"http://b", "redis://a", "redis://c"})) == invalid);
+   BOOST_TEST(validate_config(with({"redis://a", "redis://b:0", "redis://c"})) == invalid);
+   BOOST_TEST(validate_config(with({"redis://a", "redis://b", "redis://"})) == invalid);
+   BOOST_TEST(validate_config(with({"redis://a", "redis://b", "redis://c"})) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(config_prefix)
+{
+   BOOST_TEST(validate_config(config{.prefix = "locks{"}) == invalid);
+   BOOST_TEST(validate_config(config{.prefix = "locks}"}) == invalid);
+   BOOST_TEST(validate_config(config{.prefix = "{x}:"}) == invalid);
+   BOOST_TEST(validate_config(config{.prefix = ""}) == ok);
+   BOOST_TEST(validate_config(config{.prefix = "app:locks:"}) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(config_timeouts)
+{
+   BOOST_TEST(validate_config(config{.node_timeout = 0ms}) == invalid);
+   BOOST_TEST(validate_config(config{.node_timeout = -1ms}) == invalid);
+   BOOST_TEST(validate_config(config{.node_timeout = 1ms}) == ok);
+   BOOST_TEST(validate_config(config{.reconnect_wait = -1ms}) == invalid);
+   BOOST_TEST(validate_config(config{.health_check_interval = -1ms}) == invalid);
+}
+
+BOOST_AUTO_TEST_CASE(error_category_is_locksmith)
+{
+   BOOST_TEST(std::string{make_error_code(error::lock_taken).category().name()} == "locksmith");
+   BOOST_TEST(std::string{locksmith::error_category().name()} == "locksmith");
+   // The enum converts implicitly, to the same code.
+   error_code const ec = error::wait_timeout;
+   BOOST_TEST(ec == make_error_code(error::wait_timeout));
+   BOOST_TEST(ec.value() == static_cast<int>(error::wait_timeout));
+   BOOST_TEST(&ec.category() == &locksmith::error_category());
+   BOOST_TEST(ec != make_error_code(error::lock_taken));
+   // Zero is success, so no enumerator may take it.
+   BOOST_TEST(static_cast<int>(error::invalid_argument) != 0);
+}
+
+BOOST_AUTO_TEST_CASE(every_error_has_its_own_message)
+{
+   auto const unknown = locksmith::error_category().message(0);
+   BOOST_TEST(unknown == locksmith::error_category().message(9999));
+   std::set<std::string> messages;
+   for (auto const& ec : all_errors) {
+      BOOST_TEST_CONTEXT("error " << ec.value())
+      {
+         BOOST_TEST(&ec.category() == &locksmith::error_category());
+         BOOST_TEST(!ec.message().empty());
+         BOOST_TEST(ec.message() != unknown);
+         BOOST_TEST(static_cast<bool>(ec));
+      }
+      messages.insert(ec.message());
+   }
+   BOOST_TEST(messages.size() == std::size(all_errors));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,96 @@
+// Unit tests of default_drift and valid_until (include/locksmith/detail/validity.hpp).
+#include <locksmith/detail/validity.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <optional>
+
+namespace {
+
+using namespace std::chrono_literals;
+using locksmith::detail::clock;
+using locksmith::detail::default_drift;
+using locksmith::detail::valid_until;
+
+// An arbitrary start, away from the clock's epoch.
+constexpr clock::time_point start = clock::time_point{} + 1000h;
+
+// Durations as nanosecond counts, which BOOST_TEST can print.
+constexpr long long ns(clock::duration d) { return std::chrono::nanoseconds{d}.count(); }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(validity)
+
+BOOST_AUTO_TEST_CASE(default_drift_is_one_percent_plus_two_ms)
+{
+   BOOST_TEST(default_drift(30s).count() == 302);
+   BOOST_TEST(default_drift(1ms).count() == 2);
+   BOOST_TEST(default_drift(10s).count() == 102);
+   BOOST_TEST(default_drift(100ms).count() == 3);
+   BOOST_TEST(default_drift(199ms).count() == 3);  // ttl / 100 rounds down
+   BOOST_TEST(default_drift(24h).count() == 864002);
+}
+
+BOOST_AUTO_TEST_CASE(deadline_is_start_plus_ttl_minus_drift)
+{
+   auto const until = valid_until(start, start + 1s, 10s, 102ms);
+   BOOST_TEST_REQUIRE(until.has_value());
+   BOOST_TEST(ns(*until - start) == ns(9898ms));
+}
+
+// Measured from the start: how long the attempt took moves `now`, never the deadline.
+BOOST_AUTO_TEST_CASE(deadline_does_not_depend_on_now)
+{
+   for (std::chrono::milliseconds const elapsed : {0ms, 1ms, 500ms, 9000ms, 9897ms}) {
+      BOOST_TEST_CONTEXT("elapsed " << elapsed.count() << " ms")
+      {
+         auto const until = valid_until(start, start + elapsed, 10s, 102ms);
+         BOOST_TEST_REQUIRE(until.has_value());
+         BOOST_TEST(ns(*until - start) == ns(9898ms));
+      }
+   }
+}
+
+BOOST_AUTO_TEST_CASE(zero_drift_gives_the_whole_ttl)
+{
+   auto const until = valid_until(start, start, 5s, 0ms);
+   BOOST_TEST_REQUIRE(until.has_value());
+   BOOST_TEST(ns(*until - start) == ns(5s));
+}
+
+BOOST_AUTO_TEST_CASE(boundary_at_the_deadline)
+{
+   auto const deadline = start + 10s - 102ms;
+   auto const before = valid_until(start, deadline - 1ns, 10s, 102ms);
+   BOOST_TEST_REQUIRE(before.has_value());
+   BOOST_TEST(ns(*before - deadline) == 0);
+   // Exactly at the deadline no validity is left: the attempt counts as lost.
+   BOOST_TEST(!valid_until(start, deadline, 10s, 102ms).has_value());
+   BOOST_TEST(!valid_until(start, deadline + 1ns, 10s, 102ms).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(empty_after_the_deadline)
+{
+   BOOST_TEST(!valid_until(start, start + 10s, 10s, 102ms).has_value());
+   BOOST_TEST(!valid_until(start, start + 1h, 10s, 102ms).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(empty_when_drift_eats_the_ttl)
+{
+   BOOST_TEST(!valid_until(start, start, 100ms, 100ms).has_value());
+   BOOST_TEST(!valid_until(start, start, 100ms, 200ms).has_value());
+   auto const one_left = valid_until(start, start, 100ms, 99ms);
+   BOOST_TEST_REQUIRE(one_left.has_value());
+   BOOST_TEST(ns(*one_left - start) == ns(1ms));
+}
+
+BOOST_AUTO_TEST_CASE(usable_in_constant_expressions)
+{
+   constexpr auto until = valid_until(start, start, 1s, 10ms);
+   BOOST_TEST(until.has_value());
+   BOOST_TEST(ns(*until - start) == ns(990ms));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

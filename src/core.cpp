@@ -41,7 +41,7 @@ void client_core::start()
          self->on_message(ch);
    };
    for (auto const& url : cfg.nodes) {
-      nodes.push_back(std::make_shared<node>(ex, *parse_url(url), cfg, on_msg));
+      nodes.push_back(std::make_shared<redis_node>(ex, *parse_url(url), cfg, on_msg));
       nodes.back()->start();
    }
 }
@@ -132,7 +132,7 @@ std::shared_ptr<script_call const> client_core::release_call(std::string const& 
 
 void client_core::release_everywhere(std::string const& name, std::string const& token)
 {
-   start_fanout(nodes, release_call(name, token), cfg.node_timeout, [](error_code, fanout_result) { });
+   start_fanout(ex, nodes, release_call(name, token), cfg.node_timeout, [](error_code, fanout_result) { });
 }
 
 }  // namespace locksmith::detail

@@ -82,6 +82,7 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
 }  // namespace
 
 void start_fanout(
+   asio::any_io_executor const& io,
    std::vector<std::shared_ptr<node>> const& nodes,
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
@@ -90,7 +91,6 @@ void start_fanout(
    auto op = std::make_shared<fanout_op>(nodes.size(), std::move(handler));
    auto slot = asio::get_associated_cancellation_slot(op->handler);
    if (slot.is_connected()) {
-      auto io = nodes.front()->connection().get_executor();
       slot.assign([weak = std::weak_ptr<fanout_op>(op), io](asio::cancellation_type_t) {
          auto op = weak.lock();
          if (!op || !op->handler)

@@ -10,6 +10,7 @@
 #include <locksmith/detail/scripts.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
 #include <memory>
@@ -44,8 +45,9 @@ using fanout_handler = boost::asio::any_completion_handler<void(error_code, fano
 /// on and are ignored; the caller releases what they may have taken (later commands on a
 /// connection run after earlier ones, so a release sent now lands after them).
 ///
-/// Cancellation (any type): completes at once with operation_aborted.
+/// Cancellation (any type): completes with operation_aborted, posted on `io`.
 void start_fanout(
+   boost::asio::any_io_executor const& io,
    std::vector<std::shared_ptr<node>> const& nodes,
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
@@ -53,14 +55,15 @@ void start_fanout(
 
 template <class CompletionToken>
 auto async_fanout(
+   boost::asio::any_io_executor const& io,
    std::vector<std::shared_ptr<node>> const& nodes,
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
    CompletionToken&& token)
 {
    return boost::asio::async_initiate<CompletionToken, void(error_code, fanout_result)>(
-      [&nodes, timeout](auto handler, std::shared_ptr<script_call const> c) {
-         start_fanout(nodes, std::move(c), timeout, std::move(handler));
+      [&io, &nodes, timeout](auto handler, std::shared_ptr<script_call const> c) {
+         start_fanout(io, nodes, std::move(c), timeout, std::move(handler));
       },
       token, std::move(call));
 }

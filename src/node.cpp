@@ -63,7 +63,7 @@ script_call::script_call(script const& s, std::vector<std::string> keys, std::ve
    push_eval(by_text, "EVAL", s.text, keys, args);
 }
 
-node::node(asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message)
+redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message)
 : cfg_{make_redis_config(url, cfg)}
 , name_{redacted(url)}
 , last_problem_{std::make_shared<std::string>()}
@@ -73,19 +73,19 @@ node::node(asio::any_io_executor ex, node_url url, config const& cfg, message_ha
    conn_.set_receive_response(pushes_);
 }
 
-void node::start()
+void redis_node::start()
 {
    conn_.async_run(cfg_, asio::consign(asio::detached, shared_from_this()));
    receive_loop();
 }
 
-void node::stop()
+void redis_node::stop()
 {
    stopped_ = true;
    conn_.cancel();
 }
 
-struct node::pending_eval {
+struct redis_node::pending_eval {
    std::shared_ptr<script_call const> call;
    std::function<bool()> still_wanted;
    std::function<void(node_reply&&)> done;
@@ -94,7 +94,7 @@ struct node::pending_eval {
    node_reply reply;
 };
 
-void node::eval(
+void redis_node::eval(
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
    std::function<bool()> still_wanted,
@@ -106,7 +106,7 @@ void node::eval(
    exec_eval(std::move(p), false);
 }
 
-void node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
+void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 {
    auto const& req = by_text ? p->call->by_text : p->call->by_sha;
    auto const left = p->deadline - std::chrono::steady_clock::now();
@@ -132,24 +132,21 @@ void node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
       }));
 }
 
-void node::subscribe(std::string const& channel, std::function<void(error_code)> done)
+void redis_node::subscribe(std::string const& channel)
 {
    auto req = std::make_shared<redis::request>();
    req->subscribe({channel});
-   conn_.async_exec(*req, redis::ignore, [req, done = std::move(done)](error_code ec, std::size_t) {
-      if (done)
-         done(ec);
-   });
+   conn_.async_exec(*req, redis::ignore, [req](error_code, std::size_t) { });
 }
 
-void node::unsubscribe(std::string const& channel)
+void redis_node::unsubscribe(std::string const& channel)
 {
    auto req = std::make_shared<redis::request>();
    req->unsubscribe({channel});
    conn_.async_exec(*req, redis::ignore, [req](error_code, std::size_t) { });
 }
 
-void node::receive_loop()
+void redis_node::receive_loop()
 {
    // Unread pushes stall every reply on the connection, so this loop is always waiting, and only
    // dispatches what it read before waiting again.
@@ -161,7 +158,7 @@ void node::receive_loop()
    });
 }
 
-void node::dispatch_pushes()
+void redis_node::dispatch_pushes()
 {
    if (pushes_.has_error()) {
       pushes_ = {};

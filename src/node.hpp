@@ -37,17 +37,11 @@ struct node_reply {
    std::chrono::steady_clock::duration latency{};
 };
 
-class node : public std::enable_shared_from_this<node> {
+/// What the acquire engine needs of a node. The engine runs over this interface so that unit
+/// tests can drive it over fake nodes with injected failures.
+class node {
 public:
-   using message_handler = std::function<void(std::string_view channel)>;
-
-   node(boost::asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message);
-
-   /// Starts the connection's run loop and the push receive loop. Both keep the node alive.
-   void start();
-
-   /// Stops both loops; pending calls complete with an error.
-   void stop();
+   virtual ~node() = default;
 
    /// Calls the script; `done(node_reply&&)` runs on the node's executor, never inline. The call
    /// is cancelled after `timeout`, which then reads as asio::error::timed_out.
@@ -55,20 +49,49 @@ public:
    /// On NOSCRIPT the script's text is sent, but only if `still_wanted()` says so: a fallback
    /// sent after the caller gave up would land behind the release it sent meanwhile, and take a
    /// key that nobody releases.
+   virtual void eval(
+      std::shared_ptr<script_call const> call,
+      std::chrono::milliseconds timeout,
+      std::function<bool()> still_wanted,
+      std::function<void(node_reply&&)> done) = 0;
+
+   /// Subscribes to the channel, to be restored after a reconnect. Commands on one connection
+   /// run in order, so a script sent after this runs after the subscription is active.
+   virtual void subscribe(std::string const& channel) = 0;
+   virtual void unsubscribe(std::string const& channel) = 0;
+
+   /// Starts the node's loops; stops them (pending calls then complete with an error).
+   virtual void start() = 0;
+   virtual void stop() = 0;
+
+   /// The node's URL without its password.
+   virtual std::string const& name() const noexcept = 0;
+};
+
+/// A node on a Boost.Redis connection.
+class redis_node final : public node, public std::enable_shared_from_this<redis_node> {
+public:
+   using message_handler = std::function<void(std::string_view channel)>;
+
+   redis_node(boost::asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message);
+
+   /// Starts the connection's run loop and the push receive loop. Both keep the node alive.
+   void start() override;
+
+   /// Stops both loops; pending calls complete with an error.
+   void stop() override;
+
    void eval(
       std::shared_ptr<script_call const> call,
       std::chrono::milliseconds timeout,
       std::function<bool()> still_wanted,
-      std::function<void(node_reply&&)> done);
+      std::function<void(node_reply&&)> done) override;
 
-   /// Subscribes to the channel (restored by Boost.Redis after a reconnect). Commands on one
-   /// connection run in order, so a script sent after this runs after the subscription is
-   /// active. `done(error_code)` is optional.
-   void subscribe(std::string const& channel, std::function<void(error_code)> done = {});
-   void unsubscribe(std::string const& channel);
+   /// Uses request::subscribe, which Boost.Redis restores after a reconnect.
+   void subscribe(std::string const& channel) override;
+   void unsubscribe(std::string const& channel) override;
 
-   /// The URL without the password.
-   std::string const& name() const noexcept { return name_; }
+   std::string const& name() const noexcept override { return name_; }
 
    boost::redis::connection& connection() noexcept { return conn_; }
 

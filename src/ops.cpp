@@ -156,7 +156,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    for (;;) {
       auto const seen = messages(channel);
       auto const t0 = clock::now();
-      auto [ec, r] = co_await async_fanout(nodes, call, cfg.node_timeout, use_tuple);
+      auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
       describe(r, nodes, diag);
       if (ec) {
          release_everywhere(name, token);  // cancelled: the SET may have landed anyway
@@ -206,7 +206,7 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
    // Hand the name to the next local waiter now: its acquire goes out behind this release on
    // every connection, and commands on a connection run in order.
    st->end(lease_state::status::released);
-   auto [ec, r] = co_await async_fanout(nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
+   auto [ec, r] = co_await async_fanout(ex, nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
    describe(r, nodes, diag);
    co_return ec ? ec : ownership_result(r);
 }
@@ -224,7 +224,7 @@ asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st,
    auto const call = std::make_shared<script_call>(
       extend_script(), std::vector<std::string>{lock_key(cfg.prefix, st->name)},
       std::vector<std::string>{st->token, std::to_string(ttl.count())});
-   auto [ec, r] = co_await async_fanout(nodes, call, cfg.node_timeout, use_tuple);
+   auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
    describe(r, nodes, diag);
    if (ec)
       co_return ec;

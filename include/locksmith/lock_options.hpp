@@ -54,8 +54,9 @@ struct lock_options {
    /// `async_try_lock`. Must not be negative. Default 10 s.
    std::chrono::milliseconds wait = 10s;
 
-   /// How a waiter learns that it may try again.
-   wait_strategy_type strategy = wait_strategy::spin{};
+   /// How a waiter learns that it may try again. Default: subscribe, which wakes a waiter
+   /// about 100 µs after the release and costs Redis nothing while it waits.
+   wait_strategy_type strategy = wait_strategy::subscribe;
 
    /// Allowance for clock drift between this process and Redis, taken off the validity.
    /// Default (empty): ttl / 100 + 2 ms, as the RedLock description and redsync use. Must be

@@ -75,7 +75,7 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
    std::vector<std::unique_ptr<locksmith::client>> cs;
    for (int i = 0; i < clients; ++i)
       cs.push_back(std::make_unique<locksmith::client>(f.ioc.get_executor(), f.cfg()));
-   redis::connection data{f.ioc};
+   redis::connection data{f.ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
    rc.addr.port = std::to_string(f.srv.port());
    data.async_run(rc, asio::detached);

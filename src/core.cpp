@@ -31,10 +31,25 @@ client_core::client_core(asio::any_io_executor e, config c)
 , random{std::random_device{}()}
 { }
 
+client_core::client_core(asio::any_io_executor e, config c, std::vector<std::shared_ptr<node>> given)
+: ex{std::move(e)}
+, cfg{std::move(c)}
+, nodes{std::move(given)}
+, random{std::random_device{}()}
+{
+   cfg.nodes.assign(nodes.size(), "redis://fake");
+   config_error = validate_config(cfg);
+}
+
 void client_core::start()
 {
    if (config_error)
       return;
+   if (!nodes.empty()) {
+      for (auto& n : nodes)
+         n->start();
+      return;
+   }
    // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.
    auto on_msg = [weak = weak_from_this()](std::string_view ch) {
       if (auto self = weak.lock())

@@ -45,6 +45,9 @@ struct lease_state {
 
 struct client_core : std::enable_shared_from_this<client_core> {
    client_core(boost::asio::any_io_executor ex, config cfg);
+   /// Over the given nodes instead of Redis connections made from cfg.nodes (unit tests' fake
+   /// nodes); cfg.nodes is ignored.
+   client_core(boost::asio::any_io_executor ex, config cfg, std::vector<std::shared_ptr<node>> nodes);
    void start();
    void stop();
 

@@ -2,12 +2,7 @@
 #include <locksmith/client.hpp>
 
 #include "core.hpp"
-
-#include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
-#include <boost/asio/co_spawn.hpp>
+#include "spawn.hpp"
 
 #include <new>
 #include <system_error>
@@ -15,39 +10,8 @@
 namespace locksmith {
 namespace asio = boost::asio;
 
-namespace {
-
-error_code from_exception(std::exception_ptr e)
-{
-   try {
-      std::rethrow_exception(e);
-   } catch (boost::system::system_error const& x) {
-      return x.code();
-   } catch (std::system_error const& x) {
-      return error_code{x.code().value(), boost::system::generic_category()};
-   } catch (std::bad_alloc const&) {
-      return make_error_code(boost::system::errc::not_enough_memory);
-   } catch (...) {
-      return error::unexpected_reply;
-   }
-}
-
-// Runs the coroutine on the client's executor and completes the handler with its result. The
-// handler's cancellation slot reaches the coroutine; co_spawn never completes inline.
-template <class T, class Handler, class Complete>
-void spawn(asio::any_io_executor const& ex, asio::awaitable<T> body, Handler h, Complete complete)
-{
-   auto slot = asio::get_associated_cancellation_slot(h);
-   auto hex = asio::get_associated_executor(h, ex);
-   asio::co_spawn(
-      ex, std::move(body),
-      asio::bind_cancellation_slot(
-         slot, asio::bind_executor(hex, [h = std::move(h), complete](std::exception_ptr e, T r) mutable {
-            complete(std::move(h), e, std::move(r));
-         })));
-}
-
-}  // namespace
+using detail::code_of;
+using detail::spawn;
 
 client::client(executor_type ex, config cfg)
 : core_{std::make_shared<detail::client_core>(std::move(ex), std::move(cfg))}
@@ -85,7 +49,7 @@ void client::async_lock_impl(std::string name, lock_options opts, bool try_only,
    spawn(core_->ex, core_->lock(std::move(name), std::move(opts), try_only, diag), std::move(h),
          [](lock_handler h, std::exception_ptr e, detail::client_core::lock_result r) {
             if (e)
-               return std::move(h)(from_exception(e), lease{});
+               return std::move(h)(code_of(e), lease{});
             std::move(h)(r.ec, std::move(r.held));
          });
 }
@@ -95,7 +59,7 @@ void client::async_unlock_impl(lease* l, report* diag, done_handler h)
    if (diag)
       *diag = report{};
    spawn(core_->ex, core_->unlock(l->state(), diag), std::move(h),
-         [](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? from_exception(e) : ec); });
+         [](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
 }
 
 void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h)
@@ -103,7 +67,23 @@ void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* 
    if (diag)
       *diag = report{};
    spawn(core_->ex, core_->extend(l->state(), ttl, diag), std::move(h),
-         [](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? from_exception(e) : ec); });
+         [](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
 }
 
+namespace detail {
+
+error_code code_of(std::exception_ptr e)
+{
+   try {
+      std::rethrow_exception(e);
+   } catch (boost::system::system_error const& x) {
+      return x.code();
+   } catch (std::system_error const& x) {
+      return error_code{x.code().value(), boost::system::generic_category()};
+   } catch (std::bad_alloc const&) {
+      return make_error_code(boost::system::errc::not_enough_memory);
+   }
+}
+
+}  // namespace detail
 }  // namespace locksmith

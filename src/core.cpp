@@ -15,11 +15,33 @@
 namespace locksmith::detail {
 namespace asio = boost::asio;
 
+lease_state::lease_state(
+   std::shared_ptr<client_core> const& c,
+   std::string n,
+   std::string t,
+   std::uint64_t f,
+   clock::time_point start,
+   clock::time_point until,
+   lock_options const& opts)
+: core{c}
+, name{std::move(n)}
+, token{std::move(t)}
+, fence{f}
+, ttl{opts.ttl}
+, drift{opts.drift}
+, renewed_at{start}
+, valid_until{until}
+, watchdog{c->ex}
+, lost_event{c->ex, clock::time_point::max()}
+{ }
+
 void lease_state::end(status s) noexcept
 {
    if (st != status::held)
       return;
    st = s;
+   watchdog.cancel();
+   lost_event.cancel();
    if (auto c = core.lock())
       c->leave_slot(name);
 }

@@ -27,19 +27,34 @@ namespace locksmith::detail {
 
 struct client_core;
 
-/// What a lease shares with the operations that act on it.
+/// What a lease shares with the operations that act on it and with its watchdog.
 struct lease_state {
-   enum class status { held, released, dropped };
+   enum class status { held, released, dropped, lost };
+
+   lease_state(
+      std::shared_ptr<client_core> const& core,
+      std::string name,
+      std::string token,
+      std::uint64_t fence,
+      clock::time_point start,
+      clock::time_point valid_until,
+      lock_options const& opts);
 
    std::weak_ptr<client_core> core;
    std::string name;
    std::string token;
    std::uint64_t fence = 0;
-   clock::time_point valid_until{};
+   std::chrono::milliseconds ttl;
    std::optional<std::chrono::milliseconds> drift;
+   clock::time_point renewed_at;   // start of the last acquire or extend that succeeded
+   clock::time_point valid_until;
    status st = status::held;
 
-   /// Ends the lease in this process (no I/O): frees the name for the next local waiter.
+   boost::asio::steady_timer watchdog;  // the renewal loop sleeps on it; cancelled when the lease ends
+   boost::asio::steady_timer lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
+
+   /// Ends the lease in this process (no I/O): stops renewal, wakes the loss waiters, and frees
+   /// the name for the next local waiter.
    void end(status s) noexcept;
 };
 
@@ -58,6 +73,14 @@ struct client_core : std::enable_shared_from_this<client_core> {
    boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only, report* diag);
    boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag);
+
+   /// Renews the lease every ttl/3 until it ends; retries a failed renewal quickly; declares
+   /// the lease lost when its validity (minus one node timeout) runs out first, when the key is
+   /// found taken or gone, or when `max_hold` is reached.
+   boost::asio::awaitable<void> watch(std::shared_ptr<lease_state> st, std::chrono::milliseconds max_hold);
+
+   /// Ends the lease as lost, and lets the key go where it may still be ours.
+   void declare_lost(lease_state& st);
 
    // In-process queue: one contender (or holder) per name; the others wait in FIFO order.
    struct waiter {

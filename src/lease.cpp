@@ -1,7 +1,13 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "core.hpp"
 
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/post.hpp>
+
 namespace locksmith {
+namespace asio = boost::asio;
 
 namespace {
 std::string const empty_string;
@@ -43,6 +49,32 @@ lease::clock::time_point lease::valid_until() const noexcept
 bool lease::held() const noexcept
 {
    return st_ && st_->st == detail::lease_state::status::held && clock::now() < st_->valid_until;
+}
+
+bool lease::lost() const noexcept
+{
+   return st_ && st_->st == detail::lease_state::status::lost;
+}
+
+lease::executor_type lease::get_executor() const noexcept
+{
+   return st_ ? st_->lost_event.get_executor() : executor_type{};
+}
+
+void lease::async_wait_lost_impl(wait_handler h)
+{
+   using status = detail::lease_state::status;
+   auto outcome = [st = st_](error_code) {
+      return asio::deferred.values(
+         st->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted});
+   };
+   if (st_->st != status::held) {
+      auto const ec = st_->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted};
+      asio::post(st_->lost_event.get_executor(), [h = std::move(h), ec]() mutable { std::move(h)(ec); });
+      return;
+   }
+   // lost_event never expires: the lease's end cancels it, and so may the caller.
+   st_->lost_event.async_wait(asio::deferred(outcome))(std::move(h));
 }
 
 }  // namespace locksmith

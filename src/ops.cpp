@@ -9,6 +9,8 @@
 #include <locksmith/detail/validity.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -134,7 +136,9 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    if (auto ec = validate_options(name, opts))
       co_return lock_result{ec, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
-   auto const deadline = clock::now() + (no_wait ? milliseconds{0} : opts.wait);
+   // A wait of a century is forever, and keeps the deadline from overflowing the clock.
+   auto const wait = std::min<milliseconds>(opts.wait, std::chrono::hours{24 * 365 * 100});
+   auto const deadline = clock::now() + (no_wait ? milliseconds{0} : wait);
    if (no_wait && slot_busy(name))
       co_return lock_result{error::lock_taken, {}};  // held or contended by this process
    // Only one coroutine per process and name contends in Redis; the others queue here.
@@ -165,9 +169,11 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       error_code last = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
-            auto st = std::make_shared<lease_state>(lease_state{
-               weak_from_this(), name, token, highest_fence(r), *until, opts.drift});
+            auto st = std::make_shared<lease_state>(
+               shared_from_this(), name, token, highest_fence(r), t0, *until, opts);
             guard.kept = true;
+            if (opts.renew)
+               asio::co_spawn(ex, watch(st, opts.max_hold), asio::detached);
             co_return lock_result{error_code{}, lease{std::move(st)}};
          }
          last = error::validity_expired;
@@ -239,6 +245,8 @@ asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st,
    if (!until)
       co_return error::validity_expired;
    st->valid_until = *until;
+   st->renewed_at = t0;
+   st->ttl = ttl;
    co_return error_code{};
 }
 

@@ -40,7 +40,7 @@ error_code validate_options(std::string_view name, lock_options const& opts) noe
       return ec;
    if (auto ec = validate_ttl(opts.ttl))
       return ec;
-   if (opts.wait.count() < 0)
+   if (opts.wait.count() < 0 || opts.max_hold.count() < 0)
       return error::invalid_argument;
    if (auto ec = validate_drift(opts.ttl, opts.drift))
       return ec;
@@ -59,7 +59,7 @@ error_code validate_config(config const& cfg)
          return error::invalid_argument;
    if (cfg.prefix.find_first_of("{}") != std::string::npos)
       return error::invalid_argument;
-   if (cfg.node_timeout.count() <= 0 || cfg.reconnect_wait.count() < 0 ||
+   if (cfg.node_timeout.count() <= 0 || cfg.node_timeout > std::chrono::hours{1} || cfg.reconnect_wait.count() < 0 ||
        cfg.health_check_interval.count() < 0)
       return error::invalid_argument;
    return {};

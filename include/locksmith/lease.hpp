@@ -2,6 +2,17 @@
 #ifndef LOCKSMITH_LEASE_HPP
 #define LOCKSMITH_LEASE_HPP
 
+#include <locksmith/error.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/append.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/system_executor.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/post.hpp>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -16,12 +27,15 @@ struct lease_state;
 /// A held lock: the proof that this process owns the name until `valid_until()`.
 ///
 /// Move-only. Obtained from `client::async_lock` or `client::async_try_lock`, and given back with
-/// `client::async_unlock`. The destructor does no I/O: a lease dropped without unlock stays in
-/// Redis until its TTL runs out (other processes wait that long), while waiters of this process
-/// may take it over at once.
+/// `client::async_unlock`. Unless `lock_options::renew` is false, a watchdog renews it in the
+/// background, and declares it lost (`lost()`, `async_wait_lost`) before its validity runs out
+/// when renewal fails. The destructor does no I/O: it stops renewal, and a lease dropped without
+/// unlock stays in Redis until its TTL runs out (other processes wait that long), while waiters
+/// of this process may take it over at once.
 class lease {
 public:
    using clock = std::chrono::steady_clock;
+   using executor_type = boost::asio::any_io_executor;
 
    /// An empty lease, which holds nothing.
    lease() noexcept;
@@ -45,9 +59,30 @@ public:
    /// ttl - drift. After that, Redis may have let someone else in.
    clock::time_point valid_until() const noexcept;
 
-   /// True while the lease was acquired and not released or dropped, and `valid_until()` has not
-   /// passed.
+   /// True while the lease was acquired and not released, dropped or lost, and `valid_until()`
+   /// has not passed.
    bool held() const noexcept;
+
+   /// True once the watchdog found the lease lost: renewal failed until one node timeout before
+   /// `valid_until()`, the key was found gone or held by another token, or `max_hold` was
+   /// reached. Decided on this process's steady clock, without waiting for Redis.
+   bool lost() const noexcept;
+
+   /// The client's executor (empty for an empty lease).
+   executor_type get_executor() const noexcept;
+
+   /// Waits until the lease is lost.
+   ///
+   /// Signature: `void(error_code)`. Success when the lease was lost (at once if it already
+   /// was); asio::error::operation_aborted when it was released or dropped instead, or on
+   /// cancellation; error::not_held for an empty lease. Completes before `valid_until()`, on the
+   /// lease's executor. Cancellation: terminal, partial and total; each completes with
+   /// operation_aborted and leaves the lease as it is.
+   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_wait_lost(CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(wait_lost_initiation{this}, token);
+   }
 
    /// @private
    explicit lease(std::shared_ptr<detail::lease_state> st) noexcept;
@@ -55,6 +90,25 @@ public:
    std::shared_ptr<detail::lease_state> const& state() const noexcept { return st_; }
 
 private:
+   using wait_handler = boost::asio::any_completion_handler<void(error_code)>;
+   struct wait_lost_initiation {
+      lease* self;
+      using executor_type = lease::executor_type;
+      executor_type get_executor() const noexcept { return self->get_executor(); }
+      template <class Handler>
+      void operator()(Handler&& h) const
+      {
+         // An empty lease has no executor of ours: complete on the handler's own (the system
+         // executor for a handler without one), never inline.
+         if (!self->st_) {
+            auto ex = boost::asio::get_associated_executor(h, boost::asio::system_executor{});
+            boost::asio::post(ex, boost::asio::append(std::forward<Handler>(h), error_code{error::not_held}));
+            return;
+         }
+         self->async_wait_lost_impl(wait_handler{std::forward<Handler>(h)});
+      }
+   };
+   void async_wait_lost_impl(wait_handler h);
    void drop() noexcept;
    std::shared_ptr<detail::lease_state> st_;
 };

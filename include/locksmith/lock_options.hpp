@@ -51,7 +51,7 @@ struct lock_options {
    std::chrono::milliseconds ttl = 30s;
 
    /// How long `async_lock` may wait for a holder to let go. Zero makes one attempt, like
-   /// `async_try_lock`. Must not be negative. Default 10 s.
+   /// `async_try_lock`. Must not be negative; a century or more waits forever. Default 10 s.
    std::chrono::milliseconds wait = 10s;
 
    /// How a waiter learns that it may try again. Default: subscribe, which wakes a waiter
@@ -62,6 +62,17 @@ struct lock_options {
    /// Default (empty): ttl / 100 + 2 ms, as the RedLock description and redsync use. Must be
    /// below the TTL, so a TTL of 2 ms or less needs an explicit, smaller drift.
    std::optional<std::chrono::milliseconds> drift = {};
+
+   /// Renew the lease in the background while it is held: every ttl/3 its key is extended back
+   /// to the full TTL. A failed renewal is retried every ttl/30 (5 to 100 ms) until one node
+   /// timeout before `valid_until()`; then, or at once when the key is found gone or taken, the
+   /// lease is lost (see lease::lost()). The TTL should exceed three node timeouts for renewal to
+   /// have room. Default true, as Redisson's watchdog. With false, the lease simply expires.
+   bool renew = true;
+
+   /// Stop renewing once the lease has been held this long: it is then let go (released) and
+   /// reported lost. Zero: no cap. Default zero.
+   std::chrono::milliseconds max_hold = 0ms;
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

@@ -8,5 +8,7 @@
 #include <locksmith/error.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
+#include <locksmith/report.hpp>
+#include <locksmith/with_lock.hpp>
 
 #endif

@@ -1,0 +1,108 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_WITH_LOCK_HPP
+#define LOCKSMITH_WITH_LOCK_HPP
+
+#include <locksmith/client.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace locksmith {
+
+namespace detail {
+
+template <class T>
+struct awaitable_value;
+template <class T, class Executor>
+struct awaitable_value<boost::asio::awaitable<T, Executor>> {
+   using type = T;
+};
+
+using body_fn = std::function<boost::asio::awaitable<void>(lease&)>;
+void async_with_lock_impl(
+   client& c,
+   std::string name,
+   lock_options opts,
+   body_fn body,
+   boost::asio::any_completion_handler<void(error_code)> h);
+
+}  // namespace detail
+
+namespace detail {
+template <class R>
+struct with_lock_signature_of {
+   using type = void(error_code, R);
+};
+template <>
+struct with_lock_signature_of<void> {
+   using type = void(error_code);
+};
+}  // namespace detail
+
+/// The completion signature of async_with_lock for a body returning `awaitable<R>`.
+template <class R>
+using with_lock_signature = typename detail::with_lock_signature_of<R>::type;
+
+/// Takes the lock `name`, runs `body(lease&)`, and releases the lock on every path.
+///
+/// `body` is callable as `body(lease&)` and returns `asio::awaitable<R>`; it runs on the client's
+/// executor. The lease renews itself while the body runs (`opts.renew`, on by default).
+///
+/// Signature: `void(error_code)` when R is void, else `void(error_code, R)` (R default-constructed
+/// on error). Errors:
+/// @li the errors of `client::async_lock`, when the lock was not taken (the body does not run);
+/// @li error::lease_lost when the lease was lost while the body ran: the body then received a
+///     terminal cancellation before `valid_until()`, and this is the result even if the body
+///     swallowed the cancellation and returned normally;
+/// @li the body's own error, when it throws a system_error;
+/// @li the release's error otherwise (not_owner and lease_expired read as error::lease_lost).
+/// Any other exception thrown by the body is rethrown from the completion, after the release.
+///
+/// Cancellation: terminal, partial and total. While waiting for the lock, as `async_lock`. While
+/// the body runs, the same cancellation type is passed on to the body; the lock is released once
+/// the body has finished.
+template <
+   class Body,
+   class R = typename detail::awaitable_value<std::invoke_result_t<Body&, lease&>>::type,
+   boost::asio::completion_token_for<with_lock_signature<R>> CompletionToken = boost::asio::deferred_t>
+auto async_with_lock(client& c, std::string_view name, lock_options const& opts, Body body, CompletionToken&& token = {})
+{
+   namespace asio = boost::asio;
+   auto init = [](auto h, client* c, std::string name, lock_options opts, Body body) {
+      if constexpr (std::is_void_v<R>) {
+         detail::async_with_lock_impl(*c, std::move(name), std::move(opts), std::move(body), std::move(h));
+      } else {
+         // The body's value is kept aside, and given to the caller's handler with the error code.
+         auto out = std::make_shared<R>();
+         auto run = [body = std::move(body), out](lease& l) mutable -> asio::awaitable<void> {
+            *out = co_await body(l);
+         };
+         auto slot = asio::get_associated_cancellation_slot(h);
+         auto ex = asio::get_associated_executor(h, c->get_executor());
+         auto done = [h = std::move(h), out](error_code ec) mutable {
+            std::move(h)(ec, ec ? R{} : std::move(*out));
+         };
+         detail::async_with_lock_impl(
+            *c, std::move(name), std::move(opts), std::move(run),
+            asio::bind_cancellation_slot(slot, asio::bind_executor(ex, std::move(done))));
+      }
+   };
+   return asio::async_initiate<CompletionToken, with_lock_signature<R>>(
+      init, token, &c, std::string{name}, opts, std::move(body));
+}
+
+}  // namespace locksmith
+
+#endif

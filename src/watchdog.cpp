@@ -1,0 +1,72 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The watchdog: renews a held lease before it expires, and declares it lost, from this process's
+// own steady clock, before its validity runs out. A frozen or partitioned Redis cannot answer, so
+// the loss never waits for one.
+#include "core.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
+
+namespace {
+
+// A failed renewal is retried this often: quickly, but without hammering a sick node.
+milliseconds retry_interval(milliseconds ttl)
+{
+   return std::clamp(ttl / 30, milliseconds{5}, milliseconds{100});
+}
+
+}  // namespace
+
+void client_core::declare_lost(lease_state& st)
+{
+   if (st.st != lease_state::status::held)
+      return;
+   st.end(lease_state::status::lost);
+   // The key may still be ours on nodes that did not answer: let it go there.
+   release_everywhere(st.name, st.token);
+}
+
+asio::awaitable<void> client_core::watch(std::shared_ptr<lease_state> st, milliseconds max_hold)
+{
+   using status = lease_state::status;
+   auto const cap = max_hold.count() > 0 ? st->renewed_at + max_hold : clock::time_point::max();
+   bool failing = false;
+   while (st->st == status::held) {
+      // Lost one node timeout before the validity ends: a renewal started later could not answer
+      // in time, and the holder needs that slack to stop its work.
+      auto const lost_at = st->valid_until - cfg.node_timeout;
+      auto const renew_at = failing ? clock::now() + retry_interval(st->ttl) : st->renewed_at + st->ttl / 3;
+      // No renewal starts unless its answer is due before the loss deadline.
+      auto const last_start = lost_at - cfg.node_timeout;
+      auto const wake = renew_at > last_start ? lost_at : renew_at;
+      st->watchdog.expires_at(std::min({wake, cap, lost_at}));
+      // Sleeps until the next renewal or the deadline; the lease's end cancels the sleep.
+      co_await st->watchdog.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (st->st != status::held)
+         co_return;
+      auto const now = clock::now();
+      if (now >= cap || now >= lost_at) {
+         declare_lost(*st);
+         co_return;
+      }
+      if (now > last_start)
+         continue;  // too late to renew: sleep until lost_at
+      auto const ec = co_await extend(st, st->ttl, nullptr);
+      if (!ec) {
+         failing = false;
+      } else if (ec == error::not_owner || ec == error::lease_expired) {
+         declare_lost(*st);  // the key is gone or someone else's: no retry can help
+         co_return;
+      } else {
+         failing = true;
+      }
+   }
+}
+
+}  // namespace locksmith::detail

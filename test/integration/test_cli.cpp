@@ -1,0 +1,392 @@
+// The `locksmith exec` command-line tool, run as a process against a real redis-server.
+#include "support/keys.hpp"
+#include "support/redis_server.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+namespace utf = boost::unit_test;
+using namespace std::chrono_literals;
+using locksmith::test::redis_server;
+using locksmith::test::unique_key;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// A fresh directory for one test's files, removed at the end.
+struct temp_dir {
+  fs::path path;
+  temp_dir() {
+    std::string tmpl = (fs::temp_directory_path() / "locksmith-cli-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+  }
+  ~temp_dir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// One run of the locksmith binary, its stdout and stderr captured in files. The destructor kills
+// and reaps it if it still runs, so no process outlives its test.
+class cli_process {
+public:
+  explicit cli_process(std::vector<std::string> args) : args_(std::move(args)) {
+    args_.insert(args_.begin(), LOCKSMITH_CLI_PATH);
+    std::vector<char*> argv;
+    for (auto& a : args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t files;
+    ::posix_spawn_file_actions_init(&files);
+    ::posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    ::posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, out_.file("stdout").c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::posix_spawn_file_actions_addopen(&files, STDERR_FILENO, out_.file("stderr").c_str(),
+                                       O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    // Whatever the test runner did to its own signals, the tool starts with the defaults.
+    posix_spawnattr_t attr;
+    ::posix_spawnattr_init(&attr);
+    sigset_t none, defaults;
+    ::sigemptyset(&none);
+    ::sigemptyset(&defaults);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD}) ::sigaddset(&defaults, sig);
+    ::posix_spawnattr_setsigmask(&attr, &none);
+    ::posix_spawnattr_setsigdefault(&attr, &defaults);
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    int err = ::posix_spawn(&pid_, argv[0], &files, &attr, argv.data(), environ);
+    ::posix_spawnattr_destroy(&attr);
+    ::posix_spawn_file_actions_destroy(&files);
+    if (err != 0) throw std::runtime_error(std::string("posix_spawn: ") + std::strerror(err));
+  }
+
+  ~cli_process() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status;
+      ::waitpid(pid_, &status, 0);
+    }
+  }
+
+  cli_process(const cli_process&) = delete;
+  cli_process& operator=(const cli_process&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  // Waits for the exit and returns the exit code (128+N for death by signal N). Fails the test,
+  // killing the process, if it does not exit within `limit`.
+  int wait(std::chrono::milliseconds limit = 20s) {
+    auto give_up = clock_type::now() + limit;
+    int status = 0;
+    for (;;) {
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) break;
+      if (r < 0 && errno != EINTR) throw std::runtime_error("waitpid failed");
+      if (clock_type::now() >= give_up) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        BOOST_FAIL("locksmith did not exit within " << limit.count() << " ms; stderr: " << err());
+      }
+      std::this_thread::sleep_for(5ms);
+    }
+    pid_ = -1;
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  }
+
+  std::string out() const { return read_file(out_.file("stdout")); }
+  std::string err() const { return read_file(out_.file("stderr")); }
+
+private:
+  std::vector<std::string> args_;
+  temp_dir out_;
+  pid_t pid_ = -1;
+};
+
+// `locksmith exec --redis URL --key KEY <options...> -- <command...>`
+std::vector<std::string> exec_args(const redis_server& srv, const std::string& key,
+                                   std::vector<std::string> options,
+                                   const std::vector<std::string>& command) {
+  std::vector<std::string> args{"exec", "--redis", srv.url(), "--key", key};
+  args.insert(args.end(), options.begin(), options.end());
+  args.push_back("--");
+  args.insert(args.end(), command.begin(), command.end());
+  return args;
+}
+
+// Polls `condition` until it holds or `limit` passes; returns whether it held.
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds limit = 10s) {
+  auto give_up = clock_type::now() + limit;
+  while (!condition()) {
+    if (clock_type::now() >= give_up) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+long long ms_since(clock_type::time_point t0) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t0).count();
+}
+
+std::string lock_key(const std::string& name) { return "locksmith:{" + name + "}"; }
+
+bool key_exists(const redis_server& srv, const std::string& name) {
+  return srv.text({"EXISTS", lock_key(name)}) == "1";
+}
+
+// How many clients listen for the release of the lock `name` (waiters with --strategy subscribe).
+long long listeners(const redis_server& srv, const std::string& name) {
+  auto r = srv.command({"PUBSUB", "NUMSUB", lock_key(name) + ":released"});
+  return r.elements.size() == 2 ? r.elements[1].integer : -1;
+}
+
+// A command that says it runs (creates `ready`), then runs until `go` exists.
+std::vector<std::string> hold_until(const temp_dir& dir) {
+  return {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done", "sh",
+          dir.file("ready"), dir.file("go")};
+}
+
+void create_file(const std::string& path) { std::ofstream{path} << "x"; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(cli)
+
+BOOST_AUTO_TEST_CASE(exit_code_of_the_command_passes_through, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  BOOST_TEST(cli_process(exec_args(srv, key, {}, {"sh", "-c", "exit 7"})).wait() == 7);
+  BOOST_TEST(cli_process(exec_args(srv, key, {}, {"true"})).wait() == 0);
+  // Killed by a signal: 128 + N, as a shell reports it.
+  BOOST_TEST(cli_process(exec_args(srv, key, {}, {"sh", "-c", "kill -KILL $$"})).wait() ==
+             128 + SIGKILL);
+  BOOST_TEST(!key_exists(srv, key));
+}
+
+BOOST_AUTO_TEST_CASE(command_sees_fencing_token_and_key, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  const std::string script =
+      "printf '%s\\n%s\\n' \"$LOCKSMITH_FENCING_TOKEN\" \"$LOCKSMITH_KEY\" > \"$1\"";
+  auto write_env = [&](const std::string& file) {
+    return exec_args(srv, key, {}, {"sh", "-c", script, "sh", file});
+  };
+  BOOST_TEST_REQUIRE(cli_process(write_env(dir.file("first"))).wait() == 0);
+  BOOST_TEST_REQUIRE(cli_process(write_env(dir.file("second"))).wait() == 0);
+  std::istringstream first(read_file(dir.file("first"))), second(read_file(dir.file("second")));
+  unsigned long long token1 = 0, token2 = 0;
+  std::string key1, key2;
+  BOOST_TEST_REQUIRE(static_cast<bool>(first >> token1 >> key1));
+  BOOST_TEST_REQUIRE(static_cast<bool>(second >> token2 >> key2));
+  BOOST_TEST(token1 > 0u);
+  BOOST_TEST(token2 > token1);  // fencing tokens grow with each acquisition
+  BOOST_TEST(key1 == key);
+  BOOST_TEST(key2 == key);
+}
+
+BOOST_AUTO_TEST_CASE(lock_is_held_while_the_command_runs_and_released_after, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(srv, key, {"--ttl", "30s"}, hold_until(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  BOOST_TEST(key_exists(srv, key));
+  auto pttl = std::stoll(srv.text({"PTTL", lock_key(key)}));
+  BOOST_TEST(pttl > 0);
+  BOOST_TEST(pttl <= 30000);
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 0);
+  // Released before locksmith exits, not left to expire.
+  BOOST_TEST(!key_exists(srv, key));
+}
+
+BOOST_AUTO_TEST_CASE(second_exec_times_out_while_the_first_holds, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  for (auto strategy : {"spin", "subscribe"}) {
+    cli_process waiter(exec_args(srv, key, {"--wait", "100ms", "--strategy", strategy},
+                                 {"sh", "-c", "touch \"$1\"", "sh", dir.file("ran")}));
+    auto t0 = clock_type::now();
+    BOOST_TEST(waiter.wait() == 75);
+    BOOST_TEST(ms_since(t0) < 5000);
+    BOOST_TEST(!waiter.err().empty());
+  }
+  BOOST_TEST(!fs::exists(dir.file("ran")));  // the waiters never ran their command
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 0);
+  // Once released, the lock can be taken again.
+  BOOST_TEST(cli_process(exec_args(srv, key, {"--wait", "0ms"}, {"true"})).wait() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_when_the_holder_ends, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  cli_process waiter(exec_args(srv, key, {"--wait", "20s", "--strategy", "subscribe"},
+                               {"sh", "-c", "test -e \"$1\"", "sh", dir.file("go")}));
+  // The waiter has tried once and now listens for the release.
+  BOOST_TEST_REQUIRE(eventually([&] { return listeners(srv, key) == 1; }), waiter.err());
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 0);
+  BOOST_TEST(waiter.wait() == 0);  // it ran after the holder: "go" existed
+}
+
+BOOST_AUTO_TEST_CASE(usage_errors_exit_64, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  std::vector<std::vector<std::string>> bad = {
+      exec_args(srv, key, {"--ttl", "10"}, {"true"}),
+      exec_args(srv, key, {"--wait", "-1s"}, {"true"}),
+      exec_args(srv, key, {"--node-timeout", "1.5s"}, {"true"}),
+      exec_args(srv, key, {"--ttl", "99999999999999999999h"}, {"true"}),
+      exec_args(srv, key, {"--strategy", "poll"}, {"true"}),
+      exec_args(srv, "", {}, {"true"}),
+      {"exec", "--redis", srv.url(), "--", "true"},                       // no --key
+      {"exec", "--redis", "http://127.0.0.1:6379", "--key", key, "--", "true"},
+      {"exec", "--redis", "redis://127.0.0.1:99999", "--key", key, "--", "true"},
+      {"exec", "--redis", srv.url(), "--key", key},                       // no command
+      {"exec", "--redis", srv.url(), "--key", key, "--bogus", "--", "true"},
+  };
+  for (const auto& args : bad) {
+    cli_process p(args);
+    BOOST_TEST(p.wait() == 64,
+               "args: " << args[3] << " " << args.back() << "; stderr: " << p.err());
+    auto err = p.err();
+    BOOST_TEST(std::count(err.begin(), err.end(), '\n') == 1, "not one line: " << err);
+    BOOST_TEST(err.rfind("locksmith: ", 0) == 0u, err);
+  }
+  BOOST_TEST(srv.text({"DBSIZE"}) == "0");  // nothing was locked
+}
+
+BOOST_AUTO_TEST_CASE(no_subcommand_prints_usage_and_exits_64, *utf::timeout(60)) {
+  cli_process bare({});
+  BOOST_TEST(bare.wait() == 64);
+  BOOST_TEST(bare.err().find("exec") != std::string::npos);
+  cli_process help({"exec", "--help"});
+  BOOST_TEST(help.wait() == 0);
+  for (auto code : {"64", "69", "70", "75", "76", "127", "LOCKSMITH_FENCING_TOKEN"})
+    BOOST_TEST(help.out().find(code) != std::string::npos, code << " not in --help");
+}
+
+BOOST_AUTO_TEST_CASE(unreachable_redis_exits_69, *utf::timeout(60)) {
+  redis_server srv;
+  srv.kill();
+  cli_process p(exec_args(srv, unique_key(), {"--wait", "200ms"}, {"true"}));
+  auto t0 = clock_type::now();
+  BOOST_TEST(p.wait(10s) == 69, p.err());
+  BOOST_TEST(ms_since(t0) < 5000);
+}
+
+BOOST_AUTO_TEST_CASE(key_of_another_type_exits_70, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  BOOST_TEST_REQUIRE(srv.text({"RPUSH", lock_key(key), "x"}) == "1");
+  cli_process p(exec_args(srv, key, {"--wait", "1s"}, {"true"}));
+  BOOST_TEST(p.wait() == 70);
+  BOOST_TEST(p.err().find("unexpected reply") != std::string::npos, p.err());
+  BOOST_TEST(srv.text({"TYPE", lock_key(key)}) == "list");  // left alone
+}
+
+BOOST_AUTO_TEST_CASE(command_not_found_exits_127_and_releases, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  auto missing = "locksmith-no-such-command-" + std::to_string(::getpid());
+  cli_process p(exec_args(srv, key, {}, {missing}));
+  BOOST_TEST(p.wait() == 127);
+  BOOST_TEST(p.err().find("No such file") != std::string::npos, p.err());
+  BOOST_TEST(!key_exists(srv, key));
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_is_forwarded_to_the_command, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  // The trap is set before "ready" exists, so the forwarded SIGTERM finds it.
+  cli_process p(exec_args(srv, key, {},
+                          {"sh", "-c",
+                           "trap 'exit 42' TERM; touch \"$1\"; while :; do sleep 0.01; done", "sh",
+                           dir.file("ready")}));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), p.err());
+  ::kill(p.pid(), SIGTERM);
+  BOOST_TEST(p.wait() == 42);  // the command's own code: locksmith waited for it
+  BOOST_TEST(!key_exists(srv, key));
+}
+
+BOOST_AUTO_TEST_CASE(sigint_that_kills_the_command_exits_130, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process p(exec_args(srv, key, {},
+                          {"sh", "-c", "touch \"$1\"; exec sleep 30", "sh", dir.file("ready")}));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), p.err());
+  ::kill(p.pid(), SIGINT);
+  BOOST_TEST(p.wait() == 128 + SIGINT);
+  BOOST_TEST(!key_exists(srv, key));
+}
+
+// Until renewal comes (with exit code 76), a lock that expires under a long command is only
+// warned about: the command's own exit code still wins.
+BOOST_AUTO_TEST_CASE(lock_that_expires_while_the_command_runs_is_not_renewed, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(srv, key, {"--ttl", "200ms"}, hold_until(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  BOOST_TEST_REQUIRE(eventually([&] { return !key_exists(srv, key); }));
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 0);
+  BOOST_TEST(holder.err().find("expired") != std::string::npos, holder.err());
+}
+
+BOOST_AUTO_TEST_CASE(a_signal_stops_the_wait_for_the_lock, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  cli_process waiter(exec_args(srv, key, {"--wait", "30s", "--strategy", "subscribe"},
+                               {"sh", "-c", "touch \"$1\"", "sh", dir.file("ran")}));
+  BOOST_TEST_REQUIRE(eventually([&] { return listeners(srv, key) == 1; }), waiter.err());
+  ::kill(waiter.pid(), SIGTERM);
+  BOOST_TEST(waiter.wait(5s) == 128 + SIGTERM);
+  BOOST_TEST(!fs::exists(dir.file("ran")));
+  BOOST_TEST(key_exists(srv, key));  // the holder's lock is untouched
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

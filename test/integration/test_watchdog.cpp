@@ -1,0 +1,243 @@
+// Lease renewal and lost leases against a real redis-server: a short TTL outlived by its holder,
+// a frozen server, a key deleted behind our back, a killed connection, a release during a
+// renewal, max_hold, and many leases renewed at once.
+#include <locksmith/locksmith.hpp>
+#include <locksmith/detail/keys.hpp>
+
+#include "support/keys.hpp"
+#include "support/print.hpp"
+#include "support/redis_server.hpp"
+#include "support/run.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::lease;
+using locksmith::test::run;
+using locksmith::test::unique_key;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto tuple = asio::as_tuple(asio::deferred);
+
+struct server_fixture {
+   locksmith::test::redis_server srv;
+   asio::io_context ioc;
+   locksmith::config cfg() const { return {.nodes = {srv.url()}}; }
+   std::string lock_key(std::string const& name) const { return locksmith::detail::lock_key("locksmith:", name); }
+
+   asio::awaitable<void> sleep(clock_type::duration d)
+   {
+      asio::steady_timer t{ioc, d};
+      co_await t.async_wait();
+   }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(watchdog, server_fixture)
+
+BOOST_AUTO_TEST_CASE(a_one_second_lease_held_for_five_seconds_stays_held)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await a.async_lock(name, {.ttl = 1s});
+      auto const first_valid = l.valid_until();
+      for (int i = 0; i < 10; ++i) {
+         co_await sleep(500ms);
+         auto [ec, other] = co_await b.async_try_lock(name, {.ttl = 1s}, tuple);
+         BOOST_TEST(ec == error::lock_taken);
+         BOOST_TEST(l.held());
+      }
+      BOOST_TEST(!l.lost());
+      BOOST_TEST((l.valid_until() > first_valid + 3s));
+      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+      co_await a.async_unlock(l);
+   }(), 20s);
+}
+
+BOOST_AUTO_TEST_CASE(without_renewal_the_lease_expires)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await a.async_lock(name, {.ttl = 200ms, .renew = false});
+      auto lb = co_await b.async_lock(name, {.ttl = 5s, .wait = 2s});
+      BOOST_TEST(!l.held());
+      BOOST_TEST(!l.lost());
+      co_await b.async_unlock(lb);
+   }());
+}
+
+// Redis frozen with SIGSTOP: the holder finds out from its own clock, and its body is cancelled
+// before valid_until().
+BOOST_AUTO_TEST_CASE(frozen_server_cancels_the_body_before_valid_until)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   clock_type::time_point valid_until{}, cancelled_at{};
+   bool body_saw_cancel = false;
+   auto body = [&](lease& l) -> asio::awaitable<void> {
+      valid_until = l.valid_until();
+      srv.pause();
+      try {
+         for (;;) {
+            co_await sleep(10ms);
+            valid_until = l.valid_until();
+         }
+      } catch (boost::system::system_error const& e) {
+         cancelled_at = clock_type::now();
+         body_saw_cancel = e.code() == asio::error::operation_aborted;
+      }
+   };
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto [ec] = co_await locksmith::async_with_lock(c, name, {.ttl = 1s}, body, tuple);
+      BOOST_TEST(ec == error::lease_lost);
+   }(), 10s);
+   srv.resume();
+   BOOST_TEST(body_saw_cancel);
+   auto const slack = std::chrono::duration_cast<std::chrono::microseconds>(valid_until - cancelled_at);
+   BOOST_TEST_MESSAGE("cancellation slack before valid_until: " << slack.count() << " us");
+   BOOST_TEST(slack.count() > 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_that_swallows_the_cancellation_still_reports_loss)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto body = [&](lease& l) -> asio::awaitable<int> {
+         srv.text({"DEL", lock_key(name)});
+         auto [e] = co_await l.async_wait_lost(tuple);
+         BOOST_TEST(!e);
+         co_return 42;
+      };
+      auto [ec, value] = co_await locksmith::async_with_lock(c, name, {.ttl = 300ms}, body, tuple);
+      BOOST_TEST(ec == error::lease_lost);
+      BOOST_TEST(value == 0);
+      auto ok = [](lease&) -> asio::awaitable<int> { co_return 7; };
+      auto [ec2, v2] = co_await locksmith::async_with_lock(c, name, {}, ok, tuple);
+      BOOST_TEST(!ec2);
+      BOOST_TEST(v2 == 7);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+   }(), 10s);
+}
+
+BOOST_AUTO_TEST_CASE(key_deleted_or_flushed_is_lost_at_next_renewal)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   run(ioc, [&]() -> asio::awaitable<void> {
+      for (auto const how : {"DEL", "FLUSHALL"}) {
+         auto const name = unique_key(how);
+         auto l = co_await c.async_lock(name, {.ttl = 600ms});
+         auto const t0 = clock_type::now();
+         if (std::string_view{how} == "DEL")
+            srv.text({"DEL", lock_key(name)});
+         else
+            srv.text({"FLUSHALL"});
+         auto [ec] = co_await l.async_wait_lost(tuple);
+         BOOST_TEST(!ec);
+         BOOST_TEST(l.lost());
+         BOOST_TEST(!l.held());
+         // Found at the first renewal (ttl / 3), long before validity would run out.
+         BOOST_TEST((clock_type::now() - t0 < 400ms));
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         BOOST_TEST(uec == error::not_held);
+      }
+   }(), 10s);
+}
+
+BOOST_AUTO_TEST_CASE(a_killed_connection_recovers_within_validity)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 1500ms});
+      for (int i = 0; i < 3; ++i) {
+         srv.text({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+         co_await sleep(700ms);
+         BOOST_TEST(l.held());
+      }
+      BOOST_TEST(!l.lost());
+      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_unlock(l);
+   }(), 20s);
+}
+
+BOOST_AUTO_TEST_CASE(a_connection_that_cannot_come_back_loses_the_lease)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 1s});
+      srv.kill();
+      auto [ec] = co_await l.async_wait_lost(tuple);
+      BOOST_TEST(!ec);
+      BOOST_TEST((clock_type::now() < l.valid_until()));
+   }(), 10s);
+}
+
+BOOST_AUTO_TEST_CASE(release_during_a_renewal_in_flight)
+{
+   locksmith::client c{ioc.get_executor(), {.nodes = {srv.url()}, .node_timeout = 5ms}};
+   run(ioc, [&]() -> asio::awaitable<void> {
+      for (int i = 0; i < 40; ++i) {
+         auto const name = unique_key();
+         auto l = co_await c.async_lock(name, {.ttl = 60ms, .drift = 1ms});
+         // Renewals run every 20 ms; release at staggered moments to land on one in flight.
+         co_await sleep(std::chrono::microseconds{19'000 + 50 * i});
+         auto [ec] = co_await c.async_unlock(l, tuple);
+         BOOST_TEST(!ec);
+         co_await sleep(80ms);  // longer than the TTL: a renewal after the release would show
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+         BOOST_TEST(!l.lost());
+      }
+   }(), 30s);
+}
+
+BOOST_AUTO_TEST_CASE(max_hold_lets_the_lease_go)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto const t0 = clock_type::now();
+      auto l = co_await c.async_lock(name, {.ttl = 300ms, .max_hold = 700ms});
+      auto [ec] = co_await l.async_wait_lost(tuple);
+      BOOST_TEST(!ec);
+      auto const held_for = clock_type::now() - t0;
+      BOOST_TEST((held_for >= 700ms));
+      BOOST_TEST((held_for < 1000ms));
+      // Let go: released, not left to expire.
+      auto const until = clock_type::now() + 1s;
+      while (srv.text({"EXISTS", lock_key(name)}) != "0" && clock_type::now() < until)
+         co_await sleep(1ms);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+   }(), 10s);
+}
+
+BOOST_AUTO_TEST_CASE(many_leases_are_renewed_with_none_lost)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   constexpr int count = 500;
+   std::vector<lease> leases(count);
+   run(ioc, [&]() -> asio::awaitable<void> {
+      for (int i = 0; i < count; ++i)
+         leases[i] = co_await c.async_lock(unique_key(), {.ttl = 300ms});
+      co_await sleep(2s);  // about 20 renewals each
+      for (auto& l : leases) {
+         BOOST_TEST(l.held());
+         BOOST_TEST(!l.lost());
+      }
+      BOOST_TEST(srv.text({"DBSIZE"}) == std::to_string(2 * count));  // lock and fence keys
+      for (auto& l : leases)
+         co_await c.async_unlock(l);
+   }(), 30s);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(wrong_token_cannot_release_or_extend)
    auto const name = unique_key();
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
-      auto la = co_await a.async_lock(name, {.ttl = 30ms});
+      auto la = co_await a.async_lock(name, {.ttl = 30ms, .renew = false});
       // Wait for the expiry by the server's clock, then let a second holder in.
       while (srv.text({"EXISTS", key}) != "0") {
          asio::steady_timer t{ioc, 1ms};
@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(unlock_after_expiry_says_expired)
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
-      auto l = co_await c.async_lock(name, {.ttl = 20ms});
+      auto l = co_await c.async_lock(name, {.ttl = 20ms, .renew = false});
       while (srv.text({"EXISTS", lock_key(name)}) != "0") {
          asio::steady_timer t{ioc, 1ms};
          co_await t.async_wait();

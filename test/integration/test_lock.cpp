@@ -4,6 +4,7 @@
 #include <locksmith/detail/keys.hpp>
 #include <locksmith/detail/scripts.hpp>
 
+#include "support/fixture.hpp"
 #include "support/keys.hpp"
 #include "support/print.hpp"
 #include "support/redis_server.hpp"
@@ -24,44 +25,9 @@ using locksmith::lease;
 using locksmith::test::run;
 using locksmith::test::unique_key;
 
-namespace {
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
-
-struct server_fixture {
-   locksmith::test::redis_server srv;
-   asio::io_context ioc;
-
-   locksmith::config cfg() const { return {.nodes = {srv.url()}}; }
-
-   std::string lock_key(std::string const& name) const
-   {
-      return locksmith::detail::lock_key("locksmith:", name);
-   }
-
-   // Calls per command in INFO commandstats, e.g. calls("evalsha").
-   long long calls(std::string const& cmd)
-   {
-      auto const info = srv.text({"INFO", "commandstats"});
-      auto const tag = "cmdstat_" + cmd + ":calls=";
-      auto const at = info.find(tag);
-      return at == std::string::npos ? 0 : std::stoll(info.substr(at + tag.size()));
-   }
-
-   // Polls until the key is gone; false if it is still there after the deadline.
-   bool key_disappears(std::string const& key, std::chrono::milliseconds deadline = 2s)
-   {
-      auto const until = std::chrono::steady_clock::now() + deadline;
-      while (std::chrono::steady_clock::now() < until) {
-         if (srv.text({"EXISTS", key}) == "0")
-            return true;
-         std::this_thread::sleep_for(1ms);
-      }
-      return false;
-   }
-};
-
-}  // namespace
+using locksmith::test::server_fixture;
+using locksmith::test::tuple;
+using clock_type = std::chrono::steady_clock;
 
 BOOST_FIXTURE_TEST_SUITE(single_node_lock, server_fixture)
 
@@ -187,10 +153,7 @@ BOOST_AUTO_TEST_CASE(wrong_token_cannot_release_or_extend)
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30ms, .renew = false});
       // Wait for the expiry by the server's clock, then let a second holder in.
-      while (srv.text({"EXISTS", key}) != "0") {
-         asio::steady_timer t{ioc, 1ms};
-         co_await t.async_wait();
-      }
+      BOOST_REQUIRE(co_await key_disappears(key));
       auto lb = co_await b.async_lock(name, {.ttl = 10s});
       auto [ext] = co_await a.async_extend(la, 10s, tuple);
       BOOST_TEST(ext == error::not_owner);
@@ -213,10 +176,7 @@ BOOST_AUTO_TEST_CASE(unlock_after_expiry_says_expired)
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = 20ms, .renew = false});
-      while (srv.text({"EXISTS", lock_key(name)}) != "0") {
-         asio::steady_timer t{ioc, 1ms};
-         co_await t.async_wait();
-      }
+      BOOST_REQUIRE(co_await key_disappears(lock_key(name)));
       BOOST_TEST(!l.held());
       auto l2 = lease{};
       auto [ext] = co_await c.async_extend(l, 1s, tuple);

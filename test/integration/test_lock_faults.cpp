@@ -3,6 +3,7 @@
 #include <locksmith/locksmith.hpp>
 #include <locksmith/detail/keys.hpp>
 
+#include "support/fixture.hpp"
 #include "support/keys.hpp"
 #include "support/print.hpp"
 #include "support/redis_server.hpp"
@@ -19,33 +20,9 @@ using locksmith::lease;
 using locksmith::test::run;
 using locksmith::test::unique_key;
 
-namespace {
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
+using locksmith::test::server_fixture;
+using locksmith::test::tuple;
 using clock_type = std::chrono::steady_clock;
-
-struct server_fixture {
-   locksmith::test::redis_server srv;
-   asio::io_context ioc;
-   locksmith::config cfg() const { return {.nodes = {srv.url()}}; }
-   std::string lock_key(std::string const& name) const { return locksmith::detail::lock_key("locksmith:", name); }
-
-   // Polls until the key is gone, while the io_context runs (it carries the client's release).
-   asio::awaitable<bool> key_disappears(std::string const& key, std::chrono::milliseconds deadline = 2s)
-   {
-      auto const until = clock_type::now() + deadline;
-      asio::steady_timer t{ioc};
-      while (clock_type::now() < until) {
-         if (srv.text({"EXISTS", key}) == "0")
-            co_return true;
-         t.expires_after(1ms);
-         co_await t.async_wait();
-      }
-      co_return false;
-   }
-};
-
-}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(single_node_faults, server_fixture)
 

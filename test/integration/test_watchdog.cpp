@@ -4,6 +4,7 @@
 #include <locksmith/locksmith.hpp>
 #include <locksmith/detail/keys.hpp>
 
+#include "support/fixture.hpp"
 #include "support/keys.hpp"
 #include "support/print.hpp"
 #include "support/redis_server.hpp"
@@ -19,26 +20,9 @@ using locksmith::error_code;
 using locksmith::lease;
 using locksmith::test::run;
 using locksmith::test::unique_key;
+using locksmith::test::server_fixture;
+using locksmith::test::tuple;
 using clock_type = std::chrono::steady_clock;
-
-namespace {
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
-
-struct server_fixture {
-   locksmith::test::redis_server srv;
-   asio::io_context ioc;
-   locksmith::config cfg() const { return {.nodes = {srv.url()}}; }
-   std::string lock_key(std::string const& name) const { return locksmith::detail::lock_key("locksmith:", name); }
-
-   asio::awaitable<void> sleep(clock_type::duration d)
-   {
-      asio::steady_timer t{ioc, d};
-      co_await t.async_wait();
-   }
-};
-
-}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(watchdog, server_fixture)
 
@@ -214,10 +198,7 @@ BOOST_AUTO_TEST_CASE(max_hold_lets_the_lease_go)
       BOOST_TEST((held_for >= 700ms));
       BOOST_TEST((held_for < 1000ms));
       // Let go: released, not left to expire.
-      auto const until = clock_type::now() + 1s;
-      while (srv.text({"EXISTS", lock_key(name)}) != "0" && clock_type::now() < until)
-         co_await sleep(1ms);
-      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      BOOST_TEST(co_await key_disappears(lock_key(name), 1s));
    }(), 10s);
 }
 

@@ -46,8 +46,9 @@ void client::async_lock_impl(std::string name, lock_options opts, bool try_only,
 {
    if (diag)
       *diag = report{};
+   // Each completion holds the core, which the coroutine uses, until the operation is done.
    spawn(core_->ex, core_->lock(std::move(name), std::move(opts), try_only, diag), std::move(h),
-         [](lock_handler h, std::exception_ptr e, detail::client_core::lock_result r) {
+         [core = core_](lock_handler h, std::exception_ptr e, detail::client_core::lock_result r) {
             if (e)
                return std::move(h)(code_of(e), lease{});
             std::move(h)(r.ec, std::move(r.held));
@@ -59,7 +60,7 @@ void client::async_unlock_impl(lease* l, report* diag, done_handler h)
    if (diag)
       *diag = report{};
    spawn(core_->ex, core_->unlock(l->state(), diag), std::move(h),
-         [](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
 }
 
 void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h)
@@ -67,7 +68,7 @@ void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* 
    if (diag)
       *diag = report{};
    spawn(core_->ex, core_->extend(l->state(), ttl, diag), std::move(h),
-         [](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
 }
 
 namespace detail {

@@ -85,12 +85,22 @@ void client_core::start()
 
 void client_core::stop()
 {
+   stopped = true;
    for (auto& n : nodes)
       n->stop();
+   // Wake every sleeping and queued waiter: each sees `stopped` and completes.
+   for (auto& [name, ch] : channels_)
+      for (auto* t : ch.sleepers)
+         t->cancel();
+   for (auto& [name, s] : slots_)
+      for (auto* w : s.queue)
+         w->wake->cancel();
 }
 
 asio::awaitable<error_code> client_core::enter_slot(std::string const& name, clock::time_point deadline)
 {
+   if (stopped)
+      co_return error_code{asio::error::operation_aborted};
    auto [it, first] = slots_.try_emplace(name);
    if (first)
       co_return error_code{};
@@ -103,8 +113,8 @@ asio::awaitable<error_code> client_core::enter_slot(std::string const& name, clo
       co_return error_code{};
    auto& q = slots_.at(name).queue;
    q.erase(std::find(q.begin(), q.end(), &w));
-   co_return ec == asio::error::operation_aborted ? error_code{asio::error::operation_aborted}
-                                                  : error_code{error::wait_timeout};
+   co_return ec == asio::error::operation_aborted || stopped ? error_code{asio::error::operation_aborted}
+                                                             : error_code{error::wait_timeout};
 }
 
 void client_core::leave_slot(std::string const& name) noexcept

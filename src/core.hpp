@@ -76,8 +76,12 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
    /// Renews the lease every ttl/3 until it ends; retries a failed renewal quickly; declares
    /// the lease lost when its validity (minus one node timeout) runs out first, when the key is
-   /// found taken or gone, or when `max_hold` is reached.
-   boost::asio::awaitable<void> watch(std::shared_ptr<lease_state> st, std::chrono::milliseconds max_hold);
+   /// found taken or gone, or when `max_hold` is reached. Holds the core only weakly: renewal
+   /// ends with the client.
+   static boost::asio::awaitable<void> watch(
+      std::weak_ptr<client_core> core,
+      std::shared_ptr<lease_state> st,
+      std::chrono::milliseconds max_hold);
 
    /// Ends the lease as lost, and lets the key go where it may still be ours.
    void declare_lost(lease_state& st);
@@ -120,6 +124,7 @@ struct client_core : std::enable_shared_from_this<client_core> {
    std::shared_ptr<script_call const> release_call(std::string const& name, std::string const& token) const;
 
    boost::asio::any_io_executor ex;
+   bool stopped = false;  // the client was cancelled or destroyed: operations end at once
    config cfg;
    error_code config_error;
    std::vector<std::shared_ptr<node>> nodes;

@@ -158,6 +158,8 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    auto const channel = release_channel(cfg.prefix, name);
    auto const* spin = std::get_if<wait_strategy::spin>(&opts.strategy);
    for (;;) {
+      if (stopped)
+         co_return lock_result{asio::error::operation_aborted, {}};
       auto const seen = messages(channel);
       auto const t0 = clock::now();
       auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
@@ -173,7 +175,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
                shared_from_this(), name, token, highest_fence(r), t0, *until, opts);
             guard.kept = true;
             if (opts.renew)
-               asio::co_spawn(ex, watch(st, opts.max_hold), asio::detached);
+               asio::co_spawn(ex, watch(weak_from_this(), st, opts.max_hold), asio::detached);
             co_return lock_result{error_code{}, lease{std::move(st)}};
          }
          last = error::validity_expired;

@@ -32,36 +32,45 @@ void client_core::declare_lost(lease_state& st)
    release_everywhere(st.name, st.token);
 }
 
-asio::awaitable<void> client_core::watch(std::shared_ptr<lease_state> st, milliseconds max_hold)
+asio::awaitable<void> client_core::watch(
+   std::weak_ptr<client_core> weak,
+   std::shared_ptr<lease_state> st,
+   milliseconds max_hold)
 {
    using status = lease_state::status;
    auto const cap = max_hold.count() > 0 ? st->renewed_at + max_hold : clock::time_point::max();
    bool failing = false;
    while (st->st == status::held) {
+      auto core = weak.lock();
+      if (!core || core->stopped)
+         co_return;  // the client is gone: the key expires by its TTL
+      auto const node_timeout = core->cfg.node_timeout;
+      core.reset();  // not kept alive while sleeping
       // Lost one node timeout before the validity ends: a renewal started later could not answer
       // in time, and the holder needs that slack to stop its work.
-      auto const lost_at = st->valid_until - cfg.node_timeout;
+      auto const lost_at = st->valid_until - node_timeout;
       auto const renew_at = failing ? clock::now() + retry_interval(st->ttl) : st->renewed_at + st->ttl / 3;
       // No renewal starts unless its answer is due before the loss deadline.
-      auto const last_start = lost_at - cfg.node_timeout;
+      auto const last_start = lost_at - node_timeout;
       auto const wake = renew_at > last_start ? lost_at : renew_at;
       st->watchdog.expires_at(std::min({wake, cap, lost_at}));
       // Sleeps until the next renewal or the deadline; the lease's end cancels the sleep.
       co_await st->watchdog.async_wait(asio::as_tuple(asio::use_awaitable));
-      if (st->st != status::held)
+      core = weak.lock();
+      if (st->st != status::held || !core || core->stopped)
          co_return;
       auto const now = clock::now();
       if (now >= cap || now >= lost_at) {
-         declare_lost(*st);
+         core->declare_lost(*st);
          co_return;
       }
       if (now > last_start)
          continue;  // too late to renew: sleep until lost_at
-      auto const ec = co_await extend(st, st->ttl, nullptr);
+      auto const ec = co_await core->extend(st, st->ttl, nullptr);
       if (!ec) {
          failing = false;
       } else if (ec == error::not_owner || ec == error::lease_expired) {
-         declare_lost(*st);  // the key is gone or someone else's: no retry can help
+         core->declare_lost(*st);  // the key is gone or someone else's: no retry can help
          co_return;
       } else {
          failing = true;

@@ -75,15 +75,16 @@ struct client_core : std::enable_shared_from_this<client_core> {
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag);
 
    /// Renews the lease every ttl/3 until it ends; retries a failed renewal quickly; declares
-   /// the lease lost when its validity (minus one node timeout) runs out first, when the key is
-   /// found taken or gone, or when `max_hold` is reached. Holds the core only weakly: renewal
-   /// ends with the client.
+   /// the lease lost when its validity (minus one node timeout and the loss margin) runs out
+   /// first, when the key is found taken or gone, or when `max_hold` is reached. Holds the core
+   /// only weakly: renewal ends with the client.
    static boost::asio::awaitable<void> watch(
       std::weak_ptr<client_core> core,
       std::shared_ptr<lease_state> st,
-      std::chrono::milliseconds max_hold);
+      std::chrono::milliseconds max_hold,
+      std::chrono::milliseconds loss_margin);
 
-   /// Ends the lease as lost, and lets the key go where it may still be ours.
+   /// Ends the lease as lost; its key is released by the holder's unlock.
    void declare_lost(lease_state& st);
 
    // In-process queue: one contender (or holder) per name; the others wait in FIFO order.

@@ -25,6 +25,9 @@ namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
+// A century: longer waits and holds are forever, and stay clear of the clock's overflow.
+constexpr milliseconds forever = std::chrono::hours{24 * 365 * 100};
+
 // A waiter that cannot reach a quorum, or whose lock has no TTL, looks again this often.
 constexpr milliseconds probe_interval{100};
 
@@ -137,7 +140,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       co_return lock_result{ec, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
-   auto const wait = std::min<milliseconds>(opts.wait, std::chrono::hours{24 * 365 * 100});
+   auto const wait = std::min<milliseconds>(opts.wait, forever);
    auto const deadline = clock::now() + (no_wait ? milliseconds{0} : wait);
    if (no_wait && slot_busy(name))
       co_return lock_result{error::lock_taken, {}};  // held or contended by this process
@@ -175,7 +178,9 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
                shared_from_this(), name, token, highest_fence(r), t0, *until, opts);
             guard.kept = true;
             if (opts.renew)
-               asio::co_spawn(ex, watch(weak_from_this(), st, opts.max_hold), asio::detached);
+               asio::co_spawn(
+                  ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
+                  asio::detached);
             co_return lock_result{error_code{}, lease{std::move(st)}};
          }
          last = error::validity_expired;
@@ -208,14 +213,21 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
 
 asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)
 {
+   using status = lease_state::status;
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-   if (!st || st->st != lease_state::status::held)
+   if (!st || (st->st != status::held && st->st != status::lost))
       co_return error::not_held;
+   // A lost lease was left in Redis so that nobody could enter before its holder stopped
+   // working; now that the holder gives it back, release it where it is still ours.
+   bool const was_lost = st->st == status::lost;
    // Hand the name to the next local waiter now: its acquire goes out behind this release on
    // every connection, and commands on a connection run in order.
-   st->end(lease_state::status::released);
+   st->end(status::released);
+   st->st = status::released;
    auto [ec, r] = co_await async_fanout(ex, nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
    describe(r, nodes, diag);
+   if (was_lost)
+      co_return error::lease_lost;
    co_return ec ? ec : ownership_result(r);
 }
 

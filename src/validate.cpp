@@ -40,7 +40,8 @@ error_code validate_options(std::string_view name, lock_options const& opts) noe
       return ec;
    if (auto ec = validate_ttl(opts.ttl))
       return ec;
-   if (opts.wait.count() < 0 || opts.max_hold.count() < 0)
+   if (opts.wait.count() < 0 || opts.max_hold.count() < 0 || opts.loss_margin.count() < 0 ||
+       opts.loss_margin >= opts.ttl)
       return error::invalid_argument;
    if (auto ec = validate_drift(opts.ttl, opts.drift))
       return ec;

@@ -25,17 +25,17 @@ milliseconds retry_interval(milliseconds ttl)
 
 void client_core::declare_lost(lease_state& st)
 {
-   if (st.st != lease_state::status::held)
-      return;
+   // The key stays in Redis (unless it is gone already) until the holder, having stopped its
+   // work, calls unlock: released now, it would let the next holder in while the work may still
+   // be running.
    st.end(lease_state::status::lost);
-   // The key may still be ours on nodes that did not answer: let it go there.
-   release_everywhere(st.name, st.token);
 }
 
 asio::awaitable<void> client_core::watch(
    std::weak_ptr<client_core> weak,
    std::shared_ptr<lease_state> st,
-   milliseconds max_hold)
+   milliseconds max_hold,
+   milliseconds loss_margin)
 {
    using status = lease_state::status;
    auto const cap = max_hold.count() > 0 ? st->renewed_at + max_hold : clock::time_point::max();
@@ -46,9 +46,9 @@ asio::awaitable<void> client_core::watch(
          co_return;  // the client is gone: the key expires by its TTL
       auto const node_timeout = core->cfg.node_timeout;
       core.reset();  // not kept alive while sleeping
-      // Lost one node timeout before the validity ends: a renewal started later could not answer
-      // in time, and the holder needs that slack to stop its work.
-      auto const lost_at = st->valid_until - node_timeout;
+      // Lost one node timeout (plus the caller's margin) before the validity ends: a renewal
+      // started later could not answer in time, and the holder needs that slack to stop its work.
+      auto const lost_at = st->valid_until - node_timeout - loss_margin;
       auto const renew_at = failing ? clock::now() + retry_interval(st->ttl) : st->renewed_at + st->ttl / 3;
       // No renewal starts unless its answer is due before the loss deadline.
       auto const last_start = lost_at - node_timeout;

@@ -3,30 +3,37 @@
 // locksmith: a distributed flock. Runs a command while holding a lock kept in Redis.
 //
 //   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy spin|subscribe]
-//                  [--node-timeout 50ms] -- CMD ARGS...
+//                  [--node-timeout 50ms] [--grace 1s] [--max-hold DURATION] -- CMD ARGS...
 //
 // Takes the lock K on the Redis node(s) (one URL: a single-instance lock; several independent
 // masters: RedLock, with a quorum of N/2+1), runs CMD with LOCKSMITH_FENCING_TOKEN and
 // LOCKSMITH_KEY added to its environment, releases the lock as soon as CMD exits, and exits with
 // CMD's exit code (128+N if CMD was killed by signal N). SIGINT, SIGTERM and SIGHUP received while
 // CMD runs are forwarded to CMD; received while waiting for the lock, they stop the wait (exit
-// 128+N). The lock is not renewed yet: a CMD that outlives --ttl loses the lock when its key
-// expires. Durations are an integer and a unit: ms, s, m or h (250ms, 30s, 5m, 1h).
+// 128+N). Durations are an integer and a unit: ms, s, m or h (250ms, 30s, 5m, 1h).
+//
+// While CMD runs, the library's watchdog renews the lease every ttl/3. If renewal keeps failing,
+// it declares the lease lost --grace plus one node timeout before the lease's validity ends; at
+// once if the key is found deleted or taken; and at --max-hold. Then CMD gets SIGTERM, and
+// SIGKILL if it still runs after --grace (0ms: SIGKILL at once); locksmith waits for it, releases
+// what is still ours, and exits 76, whatever CMD exited with. So CMD is stopped before the key can
+// expire in Redis, and a lock let go at --max-hold is only released once CMD has stopped.
 //
 // Exit codes (sysexits.h), besides CMD's own:
 //   64  (EX_USAGE)       usage error or bad input: bad option, missing or empty --key,
 //                        bad duration, malformed --redis URL
 //   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out)
-//   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type
+//   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
+//                        the server's message is printed
 //   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it
-//   76                   reserved for "lease lost while CMD ran" (needs renewal, not implemented)
+//   76                   the lease was lost while CMD ran, and CMD was stopped
 //   126, 127             CMD could not be executed, or was not found (as a shell)
 //
 // Example:
 //   locksmith exec --redis redis://127.0.0.1:6379 --key nightly-backup --wait 0ms -- ./backup.sh
 //   redis-cli --scan --pattern 'locksmith:*'     # watch the lock key while it runs
 #include "child_process.hpp"
-#include "cli_args.hpp"
+#include "exec_options.hpp"
 
 #include <locksmith/locksmith.hpp>
 
@@ -36,11 +43,10 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
-
-#include <CLI/CLI.hpp>
 
 #include <signal.h>
 
@@ -49,7 +55,6 @@
 #include <exception>
 #include <iostream>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,160 +62,25 @@ namespace {
 
 namespace asio = boost::asio;
 namespace cli = locksmith::cli;
+using namespace cli;  // exit codes
 using locksmith::error;
 using locksmith::error_code;
 using namespace std::chrono_literals;
 
-// Exit codes, from sysexits.h and the shell.
-constexpr int ex_usage = 64;
-constexpr int ex_unavailable = 69;
-constexpr int ex_software = 70;
-constexpr int ex_tempfail = 75;
-[[maybe_unused]] constexpr int ex_lease_lost = 76;  // reserved: set once leases are renewed
-constexpr int ex_cannot_execute = 126;
-constexpr int ex_not_found = 127;
-
-constexpr char const* default_node = "redis://127.0.0.1:6379";
-
-constexpr char const* exit_codes_help = R"(Exit status:
-  CMD's exit status, or 128+N if CMD was killed by signal N. Otherwise:
-  64   usage error or bad input: bad option, missing or empty --key, bad duration,
-       malformed --redis URL
-  69   Redis unavailable: too few nodes answered (down, refused, timed out)
-  70   Redis sent an unexpected reply (e.g. the lock key holds another type)
-  75   the lock was not taken within --wait (another owner held it)
-  76   reserved for "lease lost while CMD ran"; not produced yet (no renewal)
-  126  CMD could not be executed;  127  CMD was not found
-  128+N  interrupted by signal N while waiting for the lock
-)";
-
-constexpr char const* synopsis = R"(
-  locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy spin|subscribe]
-                 [--node-timeout 50ms] -- CMD ARGS...
-)";
-
-constexpr char const* exec_notes = R"(
-URL: redis://[user[:password]@]host[:port][/db], or rediss://... for TLS. Several --redis
-URLs make a RedLock over independent masters (quorum N/2+1).
-CMD gets LOCKSMITH_FENCING_TOKEN (a number that grows with each acquisition of K) and
-LOCKSMITH_KEY (K) in its environment. The lock is released as soon as CMD exits. SIGINT, SIGTERM
-and SIGHUP are forwarded to CMD while it runs. The lock is not renewed: if CMD runs longer than
---ttl, the key expires and another process may take the lock while CMD still runs.
-Durations: an integer and a unit, ms, s, m or h (250ms, 30s, 5m, 1h).
-
-)";
-
-// A usage error: reported on one line, exit 64.
-struct usage_error : std::runtime_error {
-   using std::runtime_error::runtime_error;
-};
-
-struct exec_args {
-   std::vector<std::string> nodes;
-   std::string key;
-   std::string ttl = "30s";
-   std::string wait = "10s";
-   std::string node_timeout = "50ms";
-   std::string strategy = "spin";
-   std::vector<std::string> command;
-};
-
-std::chrono::milliseconds duration_arg(char const* option, std::string const& text)
-{
-   if (auto d = cli::parse_duration(text))
-      return *d;
-   throw usage_error{std::string{option} + ": bad duration '" + text +
-                     "': expected an integer and a unit, ms, s, m or h (e.g. 30s)"};
-}
-
-// The client's config and the lock's options, or a usage_error.
-std::pair<locksmith::config, locksmith::lock_options> to_options(exec_args& a)
-{
-   if (a.nodes.empty())
-      a.nodes.push_back(default_node);
-   if (a.key.empty())
-      throw usage_error{"--key must not be empty"};
-   if (a.key.size() > locksmith::max_key_size)
-      throw usage_error{"--key is longer than " + std::to_string(locksmith::max_key_size) +
-                        " bytes"};
-   auto const ttl = duration_arg("--ttl", a.ttl);
-   if (ttl > locksmith::max_ttl)
-      throw usage_error{"--ttl must be at most 24h"};
-   auto const node_timeout = duration_arg("--node-timeout", a.node_timeout);
-   if (node_timeout <= 0ms)
-      throw usage_error{"--node-timeout must be positive"};
-   // No renewal yet: it comes with exit code 76 (lease lost while CMD ran) and stopping CMD then.
-   locksmith::lock_options opts{.ttl = ttl, .wait = duration_arg("--wait", a.wait), .renew = false};
-   if (a.strategy == "subscribe")
-      opts.strategy = locksmith::wait_strategy::subscribe;
-   return {locksmith::config{.nodes = a.nodes, .node_timeout = node_timeout}, opts};
-}
-
-void add_exec_options(CLI::App& exec, exec_args& a)
-{
-   exec.positionals_at_end();  // everything from CMD on belongs to CMD, even without "--"
-   exec.add_option("--redis", a.nodes,
-                   "A Redis node; repeat for RedLock (default redis://127.0.0.1:6379)")
-      ->type_name("URL")
-      ->allow_extra_args(false);
-   exec.add_option("--key", a.key, "Name of the lock (the Redis key is locksmith:{K})")
-      ->type_name("K")
-      ->required();
-   exec.add_option("--ttl", a.ttl, "Lifetime of the lock key, at most 24h (not renewed)")
-      ->type_name("DURATION")
-      ->capture_default_str();
-   exec.add_option("--wait", a.wait, "How long to wait for the lock; 0ms: try once")
-      ->type_name("DURATION")
-      ->capture_default_str();
-   exec.add_option("--strategy", a.strategy,
-                   "spin: retry every 100-200ms; subscribe: wake on release")
-      ->type_name("NAME")
-      ->check(CLI::IsMember({"spin", "subscribe"}))
-      ->capture_default_str();
-   exec.add_option("--node-timeout", a.node_timeout, "How long one Redis node may take to answer")
-      ->type_name("DURATION")
-      ->capture_default_str();
-   exec.add_option("CMD", a.command, "The command to run under the lock, after \"--\"")
-      ->type_name("ARGS")
-      ->required();
-}
-
-// Parses the command line. Returns an exit code when there is nothing to run (help, usage error).
-std::optional<int> parse_command_line(int argc, char** argv, exec_args& a)
-{
-   CLI::App app{std::string{"locksmith: a distributed flock. "
-                            "Runs a command while holding a lock kept in Redis.\n"} + synopsis};
-   app.name("locksmith");
-   app.footer(exit_codes_help);
-   auto* exec = app.add_subcommand("exec", "Run CMD while holding the lock K, then release it");
-   exec->footer(std::string{exec_notes} + exit_codes_help);
-   add_exec_options(*exec, a);
-   try {
-      app.parse(argc, argv);
-   } catch (CLI::CallForHelp const& e) {
-      return app.exit(e);
-   } catch (CLI::ParseError const& e) {
-      std::cerr << "locksmith: " << e.what() << " (see locksmith exec --help)\n";
-      return ex_usage;
-   }
-   if (!exec->parsed()) {
-      std::cerr << app.help();
-      return ex_usage;
-   }
-   return std::nullopt;
-}
-
-// What main and the signal handler share. Lives as long as the io_context runs.
+// What main, the signal handler and the loss watch share. Lives as long as the io_context runs.
 struct session {
    enum class phase { locking, running, finishing };
 
-   explicit session(asio::io_context& ioc) : signals{ioc, SIGINT, SIGTERM, SIGHUP} { }
+   explicit session(asio::io_context& ioc) : signals{ioc, SIGINT, SIGTERM, SIGHUP}, grace{ioc} { }
 
    asio::signal_set signals;
    asio::cancellation_signal stop_locking;
+   asio::cancellation_signal stop_watching;  // ends the wait for the lease's loss
+   asio::steady_timer grace;                 // from SIGTERM to SIGKILL
    phase now = phase::locking;
    int caught = 0;  // the signal that stopped the wait for the lock
    pid_t child = -1;
+   bool lease_lost = false;  // lost while CMD ran: exit 76
    std::optional<std::vector<int>> inherited_fds;  // what CMD inherits besides stdin/out/err
    int exit_code = ex_software;
 };
@@ -231,12 +101,16 @@ void listen_for_signals(session& s)
 }
 
 // Reports why the lock was not taken, and returns the exit code.
-int lock_failed(error_code ec, session const& s, exec_args const& a)
+int lock_failed(error_code ec, session const& s, exec_args const& a, locksmith::report const& r)
 {
    if (s.caught != 0)
       return 128 + s.caught;  // interrupted: the wait was cancelled and its attempt released
-   std::cerr << "locksmith: cannot lock '" << a.key << "': " << ec.message()
-             << (ec == error::invalid_argument ? " (check --key and --ttl)\n" : "\n");
+   std::cerr << "locksmith: cannot lock '" << a.key << "': " << ec.message();
+   if (ec == error::invalid_argument)
+      std::cerr << " (check --key and --ttl)";
+   else if (auto const why = r.message(); !why.empty())
+      std::cerr << " (" << why << ")";  // the server's error text, or the connection's problem
+   std::cerr << "\n";
    if (ec == error::invalid_argument)
       return ex_usage;
    if (ec == error::wait_timeout || ec == error::lock_taken || ec == error::validity_expired)
@@ -246,8 +120,36 @@ int lock_failed(error_code ec, session const& s, exec_args const& a)
    return ex_unavailable;  // quorum_unreachable, or a network error passed through
 }
 
-// Runs CMD while the lease is held; returns its exit code.
-asio::awaitable<int> run_command(session& s, exec_args const& a, locksmith::lease const& l)
+// Once the lease is lost while CMD runs: SIGTERM to CMD, then SIGKILL after the grace period.
+// CMD is signalled only until it is reaped (phase running), so a reused pid is never hit.
+void stop_command_on_loss(session& s, locksmith::lease& l, std::string const& key,
+                          std::chrono::milliseconds grace)
+{
+   auto on_lost = [&s, &key, grace](error_code ec) {
+      // operation_aborted: the lease was released, or CMD exited and the wait was cancelled.
+      if (ec || s.now != session::phase::running)
+         return;
+      s.lease_lost = true;
+      std::cerr << "locksmith: lease on '" << key << "' lost; stopping CMD\n";
+      if (grace == 0ms) {
+         ::kill(s.child, SIGKILL);
+         return;
+      }
+      ::kill(s.child, SIGTERM);
+      s.grace.expires_after(grace);
+      s.grace.async_wait([&s](error_code ec) {
+         if (ec || s.now != session::phase::running)
+            return;
+         std::cerr << "locksmith: CMD still runs after --grace; sending SIGKILL\n";
+         ::kill(s.child, SIGKILL);
+      });
+   };
+   l.async_wait_lost(asio::bind_cancellation_slot(s.stop_watching.slot(), std::move(on_lost)));
+}
+
+// Runs CMD while the lease is held, stopping it if the lease is lost; returns its exit code.
+asio::awaitable<int> run_command(session& s, exec_args const& a, locksmith::lease& l,
+                                 std::chrono::milliseconds grace)
 {
    auto const started = cli::spawn_command(
       a.command,
@@ -259,6 +161,7 @@ asio::awaitable<int> run_command(session& s, exec_args const& a, locksmith::leas
    }
    s.child = started.pid;
    s.now = session::phase::running;
+   stop_command_on_loss(s, l, a.key, grace);
    int code = ex_software;
    try {
       code = cli::exit_code_of(co_await cli::async_wait_exit(started.pid));
@@ -266,42 +169,50 @@ asio::awaitable<int> run_command(session& s, exec_args const& a, locksmith::leas
       // Not expected (waitpid failing on our own child); the lock is still released.
       std::cerr << "locksmith: cannot wait for " << a.command[0] << ": " << e.what() << "\n";
    }
-   // Reaped: the pid may be reused from now on, so stop forwarding signals to it.
+   // Reaped: the pid may be reused from now on, so stop signalling it.
    s.now = session::phase::finishing;
    s.child = -1;
+   s.stop_watching.emit(asio::cancellation_type::terminal);
+   s.grace.cancel();
    co_return code;
 }
 
-asio::awaitable<int> lock_and_run(session& s, exec_args const& a, locksmith::config cfg,
-                                  locksmith::lock_options opts)
+asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings set)
 {
-   locksmith::client client{co_await asio::this_coro::executor, std::move(cfg)};
+   locksmith::client client{co_await asio::this_coro::executor, std::move(set.cfg)};
    if (client.config_error()) {
       std::cerr << "locksmith: malformed --redis URL: expected "
                    "redis://[user[:password]@]host[:port][/db] or rediss://...\n";
       co_return ex_usage;
    }
+   print_warnings(a, set);
    // A signal during the wait cancels it; the library then releases what the attempt may have set.
+   locksmith::report diag;
    auto [ec, lease] = co_await client.async_lock(
-      a.key, opts,
+      a.key, set.opts, diag,
       asio::bind_cancellation_slot(s.stop_locking.slot(), asio::as_tuple(asio::use_awaitable)));
    if (ec || s.caught != 0) {
       // A signal that came just as the lock was won still means "stop": give the lock back.
       if (!ec)
          co_await client.async_unlock(lease, asio::as_tuple(asio::use_awaitable));
-      co_return lock_failed(ec, s, a);
+      co_return lock_failed(ec, s, a, diag);
    }
-   int const code = co_await run_command(s, a, lease);
+   int const code = co_await run_command(s, a, lease, set.grace);
+   // Release on every path; a lost lease is released only now that CMD has stopped, so that
+   // nobody could enter while it ran.
    auto [unlock_ec] = co_await client.async_unlock(lease, asio::as_tuple(asio::use_awaitable));
+   if (s.lease_lost)
+      co_return ex_lease_lost;
    // CMD has finished: its exit code is the answer, whatever became of the lock meanwhile.
-   if (unlock_ec)
+   if (unlock_ec == locksmith::error::lease_lost)
+      std::cerr << "locksmith: warning: lease on '" << a.key << "' lost as CMD exited\n";
+   else if (unlock_ec)
       std::cerr << "locksmith: warning: releasing '" << a.key << "': " << unlock_ec.message()
                 << "\n";
    co_return code;
 }
 
-int run(exec_args const& a, locksmith::config cfg, locksmith::lock_options opts,
-        std::optional<std::vector<int>> inherited_fds)
+int run(exec_args const& a, exec_settings set, std::optional<std::vector<int>> inherited_fds)
 {
    asio::io_context ioc;
    session s{ioc};
@@ -320,7 +231,7 @@ int run(exec_args const& a, locksmith::config cfg, locksmith::lock_options opts,
       // The client's connections would keep the context busy: stop it, which closes them.
       ioc.stop();
    };
-   asio::co_spawn(ioc, lock_and_run(s, a, std::move(cfg), std::move(opts)), done);
+   asio::co_spawn(ioc, lock_and_run(s, a, std::move(set)), done);
    ioc.run();
    return s.exit_code;
 }
@@ -337,8 +248,8 @@ int main(int argc, char** argv)
    if (auto code = parse_command_line(argc, argv, a))
       return *code;
    try {
-      auto [cfg, opts] = to_options(a);
-      return run(a, std::move(cfg), std::move(opts), std::move(inherited_fds));
+      auto set = to_settings(a);
+      return run(a, std::move(set), std::move(inherited_fds));
    } catch (usage_error const& e) {
       std::cerr << "locksmith: " << e.what() << "\n";
       return ex_usage;

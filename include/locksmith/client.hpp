@@ -112,6 +112,8 @@ public:
    ///
    /// Signature: `void(error_code)`. Errors:
    /// @li error::not_held: the lease is empty, or was already released.
+   /// @li error::lease_lost: the watchdog had found the lease lost; what was still ours in Redis
+   ///     is released now.
    /// @li error::lease_expired: the key had expired (nobody held it).
    /// @li error::not_owner: the key had expired and someone else holds the lock now.
    /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`.

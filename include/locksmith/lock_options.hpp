@@ -65,14 +65,22 @@ struct lock_options {
 
    /// Renew the lease in the background while it is held: every ttl/3 its key is extended back
    /// to the full TTL. A failed renewal is retried every ttl/30 (5 to 100 ms) until one node
-   /// timeout before `valid_until()`; then, or at once when the key is found gone or taken, the
-   /// lease is lost (see lease::lost()). The TTL should exceed three node timeouts for renewal to
-   /// have room. Default true, as Redisson's watchdog. With false, the lease simply expires.
+   /// timeout plus `loss_margin` before `valid_until()`; then, or at once when the key is found
+   /// gone or taken, the lease is lost (see lease::lost()). A lost lease is not released behind
+   /// the holder's back: the holder stops its work and calls unlock, which releases what is
+   /// still ours and answers error::lease_lost. The TTL should exceed three node timeouts (plus
+   /// the margin) for renewal to have room. Default true, as Redisson's watchdog. With false,
+   /// the lease simply expires.
    bool renew = true;
 
-   /// Stop renewing once the lease has been held this long: it is then let go (released) and
-   /// reported lost. Zero: no cap. Default zero.
+   /// Stop renewing once the lease has been held this long, and report it lost. Zero: no cap.
+   /// Default zero.
    std::chrono::milliseconds max_hold = 0ms;
+
+   /// Extra time, before the last moment the watchdog could wait, at which it gives a failing
+   /// lease up: the time the holder needs to stop its work (a child process's grace period).
+   /// Default zero: the holder learns of the loss one node timeout before `valid_until()`.
+   std::chrono::milliseconds loss_margin = 0ms;
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

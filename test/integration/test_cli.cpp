@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -176,6 +177,47 @@ std::vector<std::string> hold_until(const temp_dir& dir) {
 
 void create_file(const std::string& path) { std::ofstream{path} << "x"; }
 
+
+// When `path` came to exist, polled every millisecond (for timings), or nullopt after `limit`.
+std::optional<clock_type::time_point> appears_at(const std::string& path,
+                                                 std::chrono::milliseconds limit) {
+  auto give_up = clock_type::now() + limit;
+  while (!fs::exists(path)) {
+    if (clock_type::now() >= give_up) return std::nullopt;
+    std::this_thread::sleep_for(1ms);
+  }
+  return clock_type::now();
+}
+
+long long ms_between(clock_type::time_point from, clock_type::time_point to) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(to - from).count();
+}
+
+// A command that records its pid, says it runs (creates `ready`), and on SIGTERM creates
+// `termed` and exits 3. It waits in `wait`, which a trapped signal interrupts at once.
+// It ends by itself after `seconds`, so that nothing it started outlives a failed test for long.
+std::vector<std::string> trap_term(const temp_dir& dir, const std::string& seconds = "30") {
+  return {"sh", "-c",
+          "trap ': > \"$2\"; kill $! 2>/dev/null; exit 3' TERM; echo $$ > \"$3\"; "
+          "touch \"$1\"; sleep \"$4\" & wait $!",
+          "sh", dir.file("ready"), dir.file("termed"), dir.file("pid"), seconds};
+}
+
+// A command that ignores SIGTERM and, being exec'd by its shell, keeps the pid in `pid`.
+std::vector<std::string> ignore_term(const temp_dir& dir) {
+  return {"sh", "-c", "trap '' TERM; echo $$ > \"$2\"; touch \"$1\"; exec sleep 30", "sh",
+          dir.file("ready"), dir.file("pid")};
+}
+
+// Whether the process whose pid the command wrote to `file` still exists.
+bool still_runs(const std::string& file) {
+  pid_t pid = std::stoi(read_file(file));
+  return pid > 0 && (::kill(pid, 0) == 0 || errno != ESRCH);
+}
+
+long long count_lines(const std::string& text) {
+  return std::count(text.begin(), text.end(), '\n');
+}
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(cli)
@@ -298,7 +340,8 @@ BOOST_AUTO_TEST_CASE(no_subcommand_prints_usage_and_exits_64, *utf::timeout(60))
   BOOST_TEST(bare.err().find("exec") != std::string::npos);
   cli_process help({"exec", "--help"});
   BOOST_TEST(help.wait() == 0);
-  for (auto code : {"64", "69", "70", "75", "76", "127", "LOCKSMITH_FENCING_TOKEN"})
+  for (auto code : {"64", "69", "70", "75", "76", "127", "LOCKSMITH_FENCING_TOKEN", "--grace",
+                    "--max-hold", "renewed", "SIGTERM", "SIGKILL"})
     BOOST_TEST(help.out().find(code) != std::string::npos, code << " not in --help");
 }
 
@@ -318,6 +361,7 @@ BOOST_AUTO_TEST_CASE(key_of_another_type_exits_70, *utf::timeout(60)) {
   cli_process p(exec_args(srv, key, {"--wait", "1s"}, {"true"}));
   BOOST_TEST(p.wait() == 70);
   BOOST_TEST(p.err().find("unexpected reply") != std::string::npos, p.err());
+  BOOST_TEST(p.err().find("WRONGTYPE") != std::string::npos, p.err());  // the server's own words
   BOOST_TEST(srv.text({"TYPE", lock_key(key)}) == "list");  // left alone
 }
 
@@ -358,20 +402,6 @@ BOOST_AUTO_TEST_CASE(sigint_that_kills_the_command_exits_130, *utf::timeout(60))
   BOOST_TEST(!key_exists(srv, key));
 }
 
-// Until renewal comes (with exit code 76), a lock that expires under a long command is only
-// warned about: the command's own exit code still wins.
-BOOST_AUTO_TEST_CASE(lock_that_expires_while_the_command_runs_is_not_renewed, *utf::timeout(60)) {
-  redis_server srv;
-  temp_dir dir;
-  auto key = unique_key();
-  cli_process holder(exec_args(srv, key, {"--ttl", "200ms"}, hold_until(dir)));
-  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
-  BOOST_TEST_REQUIRE(eventually([&] { return !key_exists(srv, key); }));
-  create_file(dir.file("go"));
-  BOOST_TEST(holder.wait() == 0);
-  BOOST_TEST(holder.err().find("expired") != std::string::npos, holder.err());
-}
-
 BOOST_AUTO_TEST_CASE(a_signal_stops_the_wait_for_the_lock, *utf::timeout(60)) {
   redis_server srv;
   temp_dir dir;
@@ -387,6 +417,168 @@ BOOST_AUTO_TEST_CASE(a_signal_stops_the_wait_for_the_lock, *utf::timeout(60)) {
   BOOST_TEST(key_exists(srv, key));  // the holder's lock is untouched
   create_file(dir.file("go"));
   BOOST_TEST(holder.wait() == 0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// Renewal and lost leases: the lease is renewed while CMD runs; once it is lost, CMD is stopped
+// (SIGTERM, then SIGKILL after --grace) and locksmith exits 76.
+BOOST_AUTO_TEST_SUITE(cli_lease)
+
+BOOST_AUTO_TEST_CASE(the_lease_is_renewed_while_the_command_outlives_the_ttl, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(
+      srv, key, {"--ttl", "1s", "--grace", "200ms"},
+      {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5", "sh",
+       dir.file("ready"), dir.file("go")}));
+  auto started = appears_at(dir.file("ready"), 10s);
+  BOOST_TEST_REQUIRE(started.has_value(), holder.err());
+  const auto token = srv.text({"GET", lock_key(key)});
+  // The key keeps our token all along (never expired and retaken) until `until`.
+  auto same_owner_until = [&](clock_type::time_point until) {
+    for (; clock_type::now() < until; std::this_thread::sleep_for(20ms))
+      if (srv.text({"GET", lock_key(key)}) != token) return false;
+    return true;
+  };
+  // 2.5 TTLs in: without renewal the key would be long gone.
+  BOOST_TEST(same_owner_until(*started + 2500ms));
+  BOOST_TEST(std::stoll(srv.text({"PTTL", lock_key(key)})) > 0);
+  cli_process other(exec_args(srv, key, {"--wait", "100ms"},
+                              {"sh", "-c", "touch \"$1\"", "sh", dir.file("ran")}));
+  BOOST_TEST(other.wait() == 75, other.err());
+  BOOST_TEST(same_owner_until(*started + 3000ms));
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 5);  // CMD's own code: 3 TTLs long, and never stopped
+  BOOST_TEST(ms_since(*started) >= 3000);
+  BOOST_TEST(holder.err().empty(), holder.err());
+  BOOST_TEST(!fs::exists(dir.file("ran")));
+  BOOST_TEST(!key_exists(srv, key));  // released at the end
+}
+
+BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "500ms"}, trap_term(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), p.err());
+  // The key expires in Redis at (the moment PTTL ran) + pttl, so no earlier than before + pttl.
+  auto before = clock_type::now();
+  auto pttl = std::chrono::milliseconds{std::stoll(srv.text({"PTTL", lock_key(key)}))};
+  auto frozen = clock_type::now();
+  srv.pause();
+  auto termed = appears_at(dir.file("termed"), 5s);
+  BOOST_TEST_REQUIRE(termed.has_value(), "CMD got no SIGTERM; stderr: " << p.err());
+  BOOST_TEST(p.wait(5s) == 76);  // although CMD itself exited 3
+  auto exited = clock_type::now();
+  srv.resume();
+  auto expiry = before + pttl;
+  BOOST_TEST_MESSAGE("freeze to SIGTERM " << ms_between(frozen, *termed) << " ms (TTL 1000 ms), "
+                     "to exit " << ms_between(frozen, exited) << " ms; SIGTERM "
+                     << ms_between(*termed, expiry) << " ms before the key's earliest expiry");
+  BOOST_TEST(ms_between(frozen, *termed) < 1000);  // within one TTL of the freeze, not 30 s
+  BOOST_TEST(ms_between(frozen, exited) < 1500);
+  BOOST_TEST(ms_between(*termed, expiry) > 0);  // CMD was told before another could lock
+  auto err = p.err();
+  BOOST_TEST(err == "locksmith: lease on '" + key + "' lost; stopping CMD\n", err);
+  BOOST_TEST(!still_runs(dir.file("pid")));
+  BOOST_TEST(eventually([&] { return !key_exists(srv, key); }, 5s));  // it expires
+}
+
+BOOST_AUTO_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "200ms"}, ignore_term(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), p.err());
+  // A deleted key is found at the next renewal, within ttl/3: the loss comes at a known time.
+  auto deleted = clock_type::now();
+  BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
+  BOOST_TEST(p.wait(5s) == 76);
+  auto took = ms_since(deleted);
+  BOOST_TEST_MESSAGE("key deleted to exit, with a 200 ms grace: " << took << " ms");
+  BOOST_TEST(took >= 200);  // CMD had its grace before the SIGKILL
+  BOOST_TEST(took < 1500);
+  auto err = p.err();
+  BOOST_TEST(err.find("lost; stopping CMD") != std::string::npos, err);
+  BOOST_TEST(err.find("SIGKILL") != std::string::npos, err);
+  BOOST_TEST(count_lines(err) == 2, err);
+  BOOST_TEST(!still_runs(dir.file("pid")));  // the sleep that ignored SIGTERM is gone
+}
+
+BOOST_AUTO_TEST_CASE(a_deleted_key_stops_the_command_promptly, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "500ms"}, trap_term(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), p.err());
+  auto deleted = clock_type::now();
+  BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
+  BOOST_TEST(p.wait(5s) == 76);
+  auto took = ms_since(deleted);
+  BOOST_TEST_MESSAGE("key deleted to exit: " << took << " ms");
+  BOOST_TEST(took < 1000);  // at the next renewal (ttl/3), not at the end of a validity
+  BOOST_TEST(fs::exists(dir.file("termed")));
+  BOOST_TEST(count_lines(p.err()) == 1, p.err());
+}
+
+BOOST_AUTO_TEST_CASE(grace_zero_kills_at_once_without_sigterm, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "0ms"}, trap_term(dir, "3")));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), p.err());
+  BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
+  BOOST_TEST(p.wait(5s) == 76);
+  BOOST_TEST(!fs::exists(dir.file("termed")));  // killed outright: its trap never ran
+  BOOST_TEST(!still_runs(dir.file("pid")));
+}
+
+BOOST_AUTO_TEST_CASE(max_hold_lets_the_lock_go_and_stops_the_command, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  auto t0 = clock_type::now();
+  cli_process p(exec_args(srv, key, {"--ttl", "1s", "--max-hold", "500ms", "--grace", "200ms"},
+                          {"sleep", "10"}));
+  BOOST_TEST(p.wait(5s) == 76, p.err());
+  auto took = ms_since(t0);
+  BOOST_TEST_MESSAGE("--max-hold 500ms: exit after " << took << " ms");
+  BOOST_TEST(took >= 500);  // the hold counts from the lock attempt, which began after t0
+  BOOST_TEST(took < 1500);
+  BOOST_TEST(p.err().find("lost; stopping CMD") != std::string::npos, p.err());
+  BOOST_TEST(!key_exists(srv, key));  // let go, not left to expire
+}
+
+BOOST_AUTO_TEST_CASE(bad_grace_or_max_hold_exits_64, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  std::vector<std::vector<std::string>> bad = {
+      {"--grace", "1.5s"}, {"--grace", "-1s"}, {"--grace", "soon"},   {"--grace", "25h"},
+      {"--grace", ""},     {"--max-hold", "0ms"}, {"--max-hold", "1d"}, {"--max-hold", "8761h"},
+  };
+  for (const auto& options : bad) {
+    cli_process p(exec_args(srv, key, options, {"true"}));
+    BOOST_TEST(p.wait() == 64, options[0] << " '" << options[1] << "'; stderr: " << p.err());
+    auto err = p.err();
+    BOOST_TEST(count_lines(err) == 1, "not one line: " << err);
+    BOOST_TEST(err.rfind("locksmith: " + options[0], 0) == 0u, err);
+  }
+  BOOST_TEST(srv.text({"DBSIZE"}) == "0");  // nothing was locked
+}
+
+BOOST_AUTO_TEST_CASE(grace_must_be_below_the_ttl_and_leave_room_to_renew, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  cli_process refused(exec_args(srv, key, {"--ttl", "1s", "--grace", "1s"}, {"true"}));
+  BOOST_TEST(refused.wait() == 64);
+  BOOST_TEST(refused.err().find("--grace must be below --ttl") != std::string::npos, refused.err());
+  cli_process risky(exec_args(srv, key, {"--ttl", "1s", "--grace", "600ms"}, {"true"}));
+  BOOST_TEST(risky.wait() == 0);
+  BOOST_TEST(risky.err().find("warning: --ttl") != std::string::npos, risky.err());
+  cli_process fine(exec_args(srv, key, {"--ttl", "3s", "--grace", "1s"}, {"true"}));
+  BOOST_TEST(fine.wait() == 0);
+  BOOST_TEST(fine.err().empty(), fine.err());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

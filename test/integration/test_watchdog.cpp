@@ -132,7 +132,9 @@ BOOST_AUTO_TEST_CASE(key_deleted_or_flushed_is_lost_at_next_renewal)
          // Found at the first renewal (ttl / 3), long before validity would run out.
          BOOST_TEST((clock_type::now() - t0 < 400ms));
          auto [uec] = co_await c.async_unlock(l, tuple);
-         BOOST_TEST(uec == error::not_held);
+         BOOST_TEST(uec == error::lease_lost);
+         auto [again] = co_await c.async_unlock(l, tuple);
+         BOOST_TEST(again == error::not_held);
       }
    }(), 10s);
 }
@@ -185,21 +187,47 @@ BOOST_AUTO_TEST_CASE(release_during_a_renewal_in_flight)
    }(), 30s);
 }
 
-BOOST_AUTO_TEST_CASE(max_hold_lets_the_lease_go)
+// At max_hold renewal stops and the lease is lost, but the key stays ours until the holder,
+// having stopped its work, unlocks: nobody may enter while the work may still run.
+BOOST_AUTO_TEST_CASE(max_hold_gives_the_lease_up)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const t0 = clock_type::now();
-      auto l = co_await c.async_lock(name, {.ttl = 300ms, .max_hold = 700ms});
+      auto l = co_await c.async_lock(name, {.ttl = 600ms, .max_hold = 700ms});
       auto [ec] = co_await l.async_wait_lost(tuple);
       BOOST_TEST(!ec);
       auto const held_for = clock_type::now() - t0;
       BOOST_TEST((held_for >= 700ms));
       BOOST_TEST((held_for < 1000ms));
-      // Let go: released, not left to expire.
-      BOOST_TEST(co_await key_disappears(lock_key(name), 1s));
+      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+      auto [uec] = co_await c.async_unlock(l, tuple);
+      BOOST_TEST(uec == error::lease_lost);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
    }(), 10s);
+}
+
+// The loss margin moves the loss earlier, to leave the holder that much time to stop.
+BOOST_AUTO_TEST_CASE(loss_margin_declares_the_loss_earlier)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   run(ioc, [&]() -> asio::awaitable<void> {
+      for (auto margin : {0ms, 300ms}) {
+         auto l = co_await c.async_lock(unique_key(), {.ttl = 1s, .loss_margin = margin});
+         srv.pause();
+         auto [ec] = co_await l.async_wait_lost(tuple);
+         srv.resume();
+         BOOST_TEST(!ec);
+         auto const slack = l.valid_until() - clock_type::now();
+         BOOST_TEST_MESSAGE("margin " << margin.count() << " ms: lost "
+                            << std::chrono::duration_cast<std::chrono::milliseconds>(slack).count()
+                            << " ms before valid_until");
+         BOOST_TEST((slack > margin + 40ms));  // node timeout (50 ms) + margin, less timer lag
+         BOOST_TEST((slack < margin + 60ms));
+         co_await c.async_unlock(l, tuple);
+      }
+   }(), 20s);
 }
 
 BOOST_AUTO_TEST_CASE(many_leases_are_renewed_with_none_lost)

@@ -1,0 +1,186 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "exec_options.hpp"
+
+#include "cli_args.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace locksmith::cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr char const* default_node = "redis://127.0.0.1:6379";
+
+// Longer than any sensible value, and short enough that no deadline computed from it overflows.
+constexpr std::chrono::milliseconds max_grace = 24h;
+constexpr std::chrono::milliseconds max_hold_limit = 8760h;  // 365 days
+
+constexpr char const* exit_codes_help = R"(Exit status:
+  CMD's exit status, or 128+N if CMD was killed by signal N. Otherwise:
+  64   usage error or bad input: bad option, missing or empty --key, bad duration,
+       malformed --redis URL
+  69   Redis unavailable: too few nodes answered (down, refused, timed out)
+  70   Redis sent an unexpected reply (e.g. the lock key holds another type); the
+       server's message is printed
+  75   the lock was not taken within --wait (another owner held it)
+  76   the lease was lost while CMD ran (renewal kept failing, the key was deleted
+       or taken, or --max-hold was reached): CMD was stopped, SIGTERM then SIGKILL
+       after --grace. 76 whatever CMD exited with, even 0.
+  126  CMD could not be executed;  127  CMD was not found
+  128+N  interrupted by signal N while waiting for the lock
+)";
+
+constexpr char const* synopsis = R"(
+  locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy spin|subscribe]
+                 [--node-timeout 50ms] [--grace 1s] [--max-hold DURATION] -- CMD ARGS...
+)";
+
+constexpr char const* exec_notes = R"(
+URL: redis://[user[:password]@]host[:port][/db], or rediss://... for TLS. Several --redis
+URLs make a RedLock over independent masters (quorum N/2+1).
+CMD gets LOCKSMITH_FENCING_TOKEN (a number that grows with each acquisition of K) and
+LOCKSMITH_KEY (K) in its environment. The lock is released as soon as CMD exits. SIGINT, SIGTERM
+and SIGHUP are forwarded to CMD while it runs.
+Durations: an integer and a unit, ms, s, m or h (250ms, 30s, 5m, 1h).
+
+Renewal: while CMD runs, the lock is renewed every ttl/3 (its key is set back to --ttl), so CMD
+may run longer than --ttl. If renewal keeps failing (Redis down, frozen or cut off), the lease is
+declared lost --grace plus one node timeout (--node-timeout) before its validity ends; the
+validity is --ttl minus a drift allowance of ttl/100+2ms, from the start of the last successful
+renewal. The lease is also lost at once if the key is found deleted or taken, and at --max-hold.
+Lease lost: locksmith prints one line on stderr, sends SIGTERM to CMD, then SIGKILL if CMD still
+runs after --grace (0ms: SIGKILL at once, no SIGTERM), waits for CMD, releases the lock where it
+is still ours, and exits 76. CMD is thus stopped before its key can expire in Redis, and a lock
+given up at --max-hold is released only after CMD stopped. --grace must be below --ttl, and
+renewal needs room: keep --ttl above --grace plus three node timeouts. A key deleted or taken
+behind our back may be taken by another at once: have the resource check
+LOCKSMITH_FENCING_TOKEN.
+Only CMD itself is signalled, not the processes it starts: a script should exec its last
+command, or pass SIGTERM on.
+
+)";
+
+std::chrono::milliseconds duration_arg(char const* option, std::string const& text)
+{
+   if (auto d = parse_duration(text))
+      return *d;
+   throw usage_error{std::string{option} + ": bad duration '" + text +
+                     "': expected an integer and a unit, ms, s, m or h (e.g. 30s)"};
+}
+
+void add_lock_options(CLI::App& exec, exec_args& a)
+{
+   exec.add_option("--redis", a.nodes,
+                   "A Redis node; repeat for RedLock (default redis://127.0.0.1:6379)")
+      ->type_name("URL")
+      ->allow_extra_args(false);
+   exec.add_option("--key", a.key, "Name of the lock (the Redis key is locksmith:{K})")
+      ->type_name("K")
+      ->required();
+   exec.add_option("--ttl", a.ttl,
+                   "Lifetime of the lock key, at most 24h; renewed every ttl/3 while CMD runs")
+      ->type_name("DURATION")
+      ->capture_default_str();
+   exec.add_option("--wait", a.wait, "How long to wait for the lock; 0ms: try once")
+      ->type_name("DURATION")
+      ->capture_default_str();
+   exec.add_option("--strategy", a.strategy,
+                   "spin: retry every 100-200ms; subscribe: wake on release")
+      ->type_name("NAME")
+      ->check(CLI::IsMember({"spin", "subscribe"}))
+      ->capture_default_str();
+   exec.add_option("--node-timeout", a.node_timeout, "How long one Redis node may take to answer")
+      ->type_name("DURATION")
+      ->capture_default_str();
+}
+
+void add_exec_options(CLI::App& exec, exec_args& a)
+{
+   exec.positionals_at_end();  // everything from CMD on belongs to CMD, even without "--"
+   add_lock_options(exec, a);
+   exec.add_option("--grace", a.grace,
+                   "Lease lost: time from SIGTERM to SIGKILL of CMD, at most 24h; "
+                   "0ms: SIGKILL at once")
+      ->type_name("DURATION")
+      ->capture_default_str();
+   exec.add_option("--max-hold", a.max_hold,
+                   "Hold the lock at most this long: then let it go and stop CMD (exit 76); "
+                   "default: no limit")
+      ->type_name("DURATION");
+   exec.add_option("CMD", a.command, "The command to run under the lock, after \"--\"")
+      ->type_name("ARGS")
+      ->required();
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(int argc, char** argv, exec_args& a)
+{
+   CLI::App app{std::string{"locksmith: a distributed flock. "
+                            "Runs a command while holding a lock kept in Redis.\n"} +
+                synopsis};
+   app.name("locksmith");
+   app.footer(exit_codes_help);
+   auto* exec = app.add_subcommand("exec", "Run CMD while holding the lock K, then release it");
+   exec->footer(std::string{exec_notes} + exit_codes_help);
+   add_exec_options(*exec, a);
+   try {
+      app.parse(argc, argv);
+   } catch (CLI::CallForHelp const& e) {
+      return app.exit(e);
+   } catch (CLI::ParseError const& e) {
+      std::cerr << "locksmith: " << e.what() << " (see locksmith exec --help)\n";
+      return ex_usage;
+   }
+   if (!exec->parsed()) {
+      std::cerr << app.help();
+      return ex_usage;
+   }
+   return std::nullopt;
+}
+
+exec_settings to_settings(exec_args& a)
+{
+   if (a.nodes.empty())
+      a.nodes.push_back(default_node);
+   if (a.key.empty())
+      throw usage_error{"--key must not be empty"};
+   if (a.key.size() > locksmith::max_key_size)
+      throw usage_error{"--key is longer than " + std::to_string(locksmith::max_key_size) +
+                        " bytes"};
+   auto const ttl = duration_arg("--ttl", a.ttl);
+   if (ttl > locksmith::max_ttl)
+      throw usage_error{"--ttl must be at most 24h"};
+   auto const node_timeout = duration_arg("--node-timeout", a.node_timeout);
+   if (node_timeout <= 0ms)
+      throw usage_error{"--node-timeout must be positive"};
+   auto const grace = duration_arg("--grace", a.grace);
+   if (grace > max_grace)
+      throw usage_error{"--grace must be at most 24h"};
+   // The library reads a zero max_hold as "no cap", which is not what --max-hold 0ms asks for.
+   auto const max_hold = a.max_hold.empty() ? 0ms : duration_arg("--max-hold", a.max_hold);
+   if (!a.max_hold.empty() && (max_hold <= 0ms || max_hold > max_hold_limit))
+      throw usage_error{"--max-hold must be positive and at most 8760h (365 days)"};
+   // renew is left at its default, true: the watchdog renews the lease while CMD runs.
+   // The loss is declared early enough for CMD's grace period to end before the key expires.
+   if (grace >= ttl)
+      throw usage_error{"--grace must be below --ttl"};
+   locksmith::lock_options opts{
+      .ttl = ttl, .wait = duration_arg("--wait", a.wait), .max_hold = max_hold, .loss_margin = grace};
+   if (a.strategy == "subscribe")
+      opts.strategy = locksmith::wait_strategy::subscribe;
+   return {locksmith::config{.nodes = a.nodes, .node_timeout = node_timeout}, opts, grace};
+}
+
+void print_warnings(exec_args const& a, exec_settings const& s)
+{
+   // Below this, the watchdog has no time left to renew before it must give the lease up.
+   if (s.grace + 3 * s.cfg.node_timeout + s.opts.ttl / 3 >= s.opts.ttl)
+      std::cerr << "locksmith: warning: --ttl " << a.ttl << " leaves little room to renew with --grace "
+                << a.grace << ": the lease may be lost at the first slow renewal\n";
+}
+
+}  // namespace locksmith::cli

@@ -1,0 +1,66 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The command line of `locksmith exec`: its options, its help text and exit codes, and their
+// translation into the library's config and lock options.
+#ifndef LOCKSMITH_TOOLS_EXEC_OPTIONS_HPP
+#define LOCKSMITH_TOOLS_EXEC_OPTIONS_HPP
+
+#include <locksmith/config.hpp>
+#include <locksmith/lock_options.hpp>
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace locksmith::cli {
+
+// Exit codes, from sysexits.h and the shell.
+inline constexpr int ex_usage = 64;
+inline constexpr int ex_unavailable = 69;
+inline constexpr int ex_software = 70;
+inline constexpr int ex_tempfail = 75;
+// 76 is EX_PROTOCOL in sysexits.h; this tool gives it one meaning only: the lease was lost while
+// CMD ran, and CMD was stopped. It wins over whatever CMD exited with.
+inline constexpr int ex_lease_lost = 76;
+inline constexpr int ex_cannot_execute = 126;
+inline constexpr int ex_not_found = 127;
+
+/// A usage error: reported on one line, exit 64.
+struct usage_error : std::runtime_error {
+   using std::runtime_error::runtime_error;
+};
+
+/// The options of `locksmith exec`, as written on the command line.
+struct exec_args {
+   std::vector<std::string> nodes;
+   std::string key;
+   std::string ttl = "30s";
+   std::string wait = "10s";
+   std::string node_timeout = "50ms";
+   std::string strategy = "spin";
+   std::string grace = "1s";
+   std::string max_hold;  // empty: no cap
+   std::vector<std::string> command;
+};
+
+/// What the options mean, checked.
+struct exec_settings {
+   locksmith::config cfg;
+   locksmith::lock_options opts;
+   std::chrono::milliseconds grace{};  // SIGTERM to SIGKILL once the lease is lost
+};
+
+/// Parses the command line into `a`. Returns an exit code when there is nothing to run (help,
+/// usage error), having printed what to print.
+std::optional<int> parse_command_line(int argc, char** argv, exec_args& a);
+
+/// Checks the options and turns them into settings, or throws usage_error.
+exec_settings to_settings(exec_args& a);
+
+/// Warns on stderr about valid but risky settings; once they are known to be valid.
+void print_warnings(exec_args const& a, exec_settings const& s);
+
+}  // namespace locksmith::cli
+
+#endif

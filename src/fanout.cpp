@@ -103,9 +103,12 @@ void start_fanout(
       });
    }
    script const& code = *call->code;
+   // Only an acquire must not fall back once decided (it would land behind the release sent
+   // meanwhile); a release or extend is idempotent and must reach every node.
+   bool const acquire = &code == &acquire_script();
    for (std::size_t i = 0; i < nodes.size(); ++i)
       nodes[i]->eval(
-         call, timeout, [op] { return static_cast<bool>(op->handler); },
+         call, timeout, [op, acquire] { return !acquire || static_cast<bool>(op->handler); },
          [op, &code, i](node_reply&& r) { op->on_reply(code, i, std::move(r)); });
 }
 

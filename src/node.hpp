@@ -46,9 +46,9 @@ public:
    /// Calls the script; `done(node_reply&&)` runs on the node's executor, never inline. The call
    /// is cancelled after `timeout`, which then reads as asio::error::timed_out.
    ///
-   /// On NOSCRIPT the script's text is sent, but only if `still_wanted()` says so: a fallback
-   /// sent after the caller gave up would land behind the release it sent meanwhile, and take a
-   /// key that nobody releases.
+   /// On NOSCRIPT the script's text is sent, but only if `still_wanted()` says so: an acquire
+   /// fallback sent after the caller gave up would land behind the release it sent meanwhile, and
+   /// take a key that nobody releases.
    virtual void eval(
       std::shared_ptr<script_call const> call,
       std::chrono::milliseconds timeout,

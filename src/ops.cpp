@@ -44,18 +44,21 @@ error_code lost_reason(fanout_result const& r)
    return error::quorum_unreachable;
 }
 
-// Why a release or extend did not win its quorum.
+// Why a release or extend did not win its quorum. The key is blamed only when the nodes that
+// found it gone or taken are enough on their own to sink the quorum: under RedLock a minority of
+// such answers sits beside a valid lease (nodes restarted empty), and then it is the failures
+// that lost the quorum, which a retry may mend.
 error_code ownership_result(fanout_result const& r)
 {
    if (r.decision == outcome::won)
       return {};
-   auto const other_owner = std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& n) {
-      return n.v == vote::no && n.own == ownership::not_owner;
-   });
-   if (other_owner)
-      return error::not_owner;
-   if (r.count(vote::no) > 0)
-      return error::lease_expired;
+   auto const n = r.nodes.size();
+   if (r.count(vote::no) > n - quorum_of(n)) {
+      auto const other_owner = std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& x) {
+         return x.v == vote::no && x.own == ownership::not_owner;
+      });
+      return other_owner ? error::not_owner : error::lease_expired;
+   }
    if (r.server_error())
       return error::unexpected_reply;
    return error::quorum_unreachable;

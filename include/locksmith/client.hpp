@@ -65,7 +65,8 @@ public:
    /// @li error::validity_expired: the quorum came too late to leave any validity.
    ///
    /// Coroutines of one process that ask for the same name queue in FIFO order in memory, and only
-   /// the first one talks to Redis.
+   /// the first one talks to Redis. The last attempt starts before the wait ends, so the
+   /// operation may end up to one node timeout after it.
    ///
    /// Cancellation: terminal, partial and total. Each stops the wait and completes with
    /// `asio::error::operation_aborted`; a key that the attempt in flight may have set is released

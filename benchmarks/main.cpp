@@ -1,0 +1,312 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// locksmith-bench: fixed lock workloads against Redis, spin against subscribe, with a raw
+// SET NX / DEL floor. Prints a table, or one JSON object per line per run (--json), and exits
+// non-zero when its own sanity check fails (two holders at once, a failed operation, or no
+// acquisition at all).
+//
+//   locksmith-bench --json
+//   locksmith-bench --scenario handoff --workers 16 --processes 4 --json
+//   locksmith-bench --scenario contended --hold 0ms,1ms,100ms
+//   locksmith-bench --scenario handoff --plot /tmp/handoff.png
+#include "plot.hpp"
+#include "report.hpp"
+#include "runner.hpp"
+#include "server.hpp"
+
+#include <locksmith/detail/token.hpp>
+#include <locksmith/detail/url.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace locksmith::bench {
+namespace {
+
+struct options {
+   std::vector<std::string> urls;
+   std::vector<std::string> scenarios{"uncontended", "independent", "contended", "handoff"};
+   std::vector<std::string> strategies{"spin", "subscribe"};
+   int workers = 0;   // 0: the scenario's default
+   int processes = 0; // 0: the scenario's default
+   std::vector<std::string> holds;
+   std::string duration = "3s", warmup = "300ms", think = "100ms", settle = "5ms";
+   std::string spin_interval = "100ms", spin_jitter = "100ms";
+   bool json = false;
+   bool no_renew = false;
+   std::string plot;
+};
+
+// "250ms", "3s", "1.5s", "2m", "500us" (rounded down to milliseconds), "0".
+std::optional<milliseconds> parse_duration(std::string const& text)
+{
+   double value = 0;
+   auto const [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+   std::string_view const unit{end, static_cast<std::size_t>(text.data() + text.size() - end)};
+   if (ec != std::errc{} || value < 0)
+      return std::nullopt;
+   double const scale = unit == "us"   ? 0.001
+                        : unit == "ms" ? 1
+                        : unit == "s"  ? 1000
+                        : unit == "m"  ? 60'000
+                                       : -1;
+   if (scale < 0 && !(unit.empty() && value == 0))
+      return std::nullopt;
+   return milliseconds{static_cast<milliseconds::rep>(value * std::max(scale, 0.0))};
+}
+
+milliseconds duration_of(std::string const& text, char const* option)
+{
+   auto d = parse_duration(text);
+   if (!d)
+      throw CLI::ValidationError(option, "not a duration: '" + text + "' (write e.g. 250ms, 3s)");
+   return *d;
+}
+
+scenario scenario_of(std::string const& s)
+{
+   for (auto sc :
+        {scenario::uncontended, scenario::independent, scenario::contended, scenario::handoff})
+      if (name_of(sc) == s)
+         return sc;
+   throw CLI::ValidationError("--scenario", "unknown scenario '" + s + "'");
+}
+
+strategy strategy_of(std::string const& s)
+{
+   for (auto st : {strategy::raw, strategy::spin, strategy::subscribe})
+      if (name_of(st) == s)
+         return st;
+   throw CLI::ValidationError("--strategy", "unknown strategy '" + s + "'");
+}
+
+int default_workers(scenario sc)
+{
+   switch (sc) {
+   case scenario::uncontended:
+      return 1;
+   case scenario::independent:
+      return 64;
+   case scenario::contended:
+      return 16;
+   case scenario::handoff:
+      return 2;
+   }
+   return 1;
+}
+
+// Contention between processes is what spin and subscribe differ in: in one process, waiters
+// queue in memory and only the head talks to Redis.
+int default_processes(scenario sc, int workers)
+{
+   switch (sc) {
+   case scenario::contended:
+      return std::min(workers, 4);
+   case scenario::handoff:
+      return std::min(workers, 16);
+   default:
+      return 1;
+   }
+}
+
+milliseconds default_hold(scenario sc)
+{
+   return sc == scenario::contended ? 1ms : 0ms;
+}
+
+// Every (scenario, hold, strategy) to run, in order. The raw floor runs first in each scenario but
+// contended (where it would have to spin), so that the others can be read as a ratio to it.
+std::vector<run_spec> plan(options const& o)
+{
+   run_spec base;
+   base.duration = duration_of(o.duration, "--duration");
+   base.warmup = duration_of(o.warmup, "--warmup");
+   base.think = duration_of(o.think, "--think");
+   base.settle = duration_of(o.settle, "--settle");
+   base.spin_interval = duration_of(o.spin_interval, "--spin-interval");
+   base.spin_jitter = duration_of(o.spin_jitter, "--spin-jitter");
+   base.renew = !o.no_renew;
+   auto const run_id = detail::random_token().substr(0, 8);
+   std::vector<run_spec> runs;
+   for (auto const& sname : o.scenarios) {
+      auto const sc = scenario_of(sname);
+      std::vector<milliseconds> holds;
+      for (auto const& h : o.holds)
+         holds.push_back(duration_of(h, "--hold"));
+      if (holds.empty() || sc == scenario::uncontended)
+         holds = {sc == scenario::uncontended ? 0ms : default_hold(sc)};
+      std::vector<strategy> strategies;
+      if (sc != scenario::contended)
+         strategies.push_back(strategy::raw);
+      for (auto const& st : o.strategies)
+         if (strategy_of(st) != strategy::raw)
+            strategies.push_back(strategy_of(st));
+      for (auto hold : holds)
+         for (auto st : strategies) {
+            run_spec r = base;
+            r.sc = sc;
+            r.st = st;
+            r.hold = hold;
+            r.workers = sc == scenario::uncontended ? 1
+                        : o.workers > 0             ? o.workers
+                                                    : default_workers(sc);
+            r.processes = sc == scenario::uncontended ? 1
+                          : o.processes > 0           ? std::min(o.processes, r.workers)
+                                                      : default_processes(sc, r.workers);
+            r.prefix = "locksmith-bench:" + run_id + ":" + std::to_string(runs.size()) + ":";
+            runs.push_back(r);
+         }
+   }
+   return runs;
+}
+
+std::string describe(run_spec const& r)
+{
+   return std::string{name_of(r.sc)} + "/" + std::string{name_of(r.st)} +
+          " workers=" + std::to_string(r.workers) + " processes=" + std::to_string(r.processes) +
+          " hold=" + format_ms(static_cast<double>(r.hold.count()));
+}
+
+// Fails early, with a message, rather than after a run that measured nothing. A TLS node cannot be
+// asked by the harness's small client; its problems show as failures of the runs.
+void check_reachable(std::vector<std::string> const& nodes)
+{
+   for (auto const& url : nodes) {
+      auto const u = detail::parse_url(url);
+      if (!u)
+         throw std::runtime_error("not a Redis URL: " + url);
+      auto const pong =
+          u->tls ? std::optional<std::string>{"PONG"} : blocking_command(url, {"PING"});
+      if (!pong || *pong != "PONG")
+         throw std::runtime_error("Redis at " + detail::redacted(*u) + " does not answer PING" +
+                                  (pong ? ": " + *pong : std::string{}));
+   }
+}
+
+void add_options(CLI::App& app, options& o)
+{
+   app.add_option("--redis", o.urls,
+                  "Redis node URL (repeat for RedLock); default: start a redis-server")
+       ->delimiter(',');
+   app.add_option("--scenario", o.scenarios,
+                  "uncontended,independent,contended,handoff (default: all)")
+       ->delimiter(',');
+   app.add_option("--strategy", o.strategies,
+                  "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
+       ->delimiter(',');
+   app.add_option("--workers", o.workers,
+                  "Workers (default: independent 64, contended 16, handoff 2)")
+       ->check(CLI::Range(1, max_workers));
+   app.add_option("--processes", o.processes,
+                  "Spread the workers over N processes (default: contended min(workers,4), handoff "
+                  "min(workers,16), else 1)")
+       ->check(CLI::Range(1, max_workers));
+   app.add_option("--hold", o.holds,
+                  "How long a worker holds the lock; a comma list runs each (default: "
+                  "contended 1ms, else 0)")
+       ->delimiter(',');
+   app.add_option("--duration", o.duration, "Measure phase of each run (default 3s)");
+   app.add_option("--warmup", o.warmup, "Warm-up before each measure (default 300ms)");
+   app.add_option("--think", o.think,
+                  "handoff: a worker pauses uniformly 0..this after its release (default 100ms)");
+   app.add_option("--settle", o.settle,
+                  "handoff: a holder releases once another worker has waited this long "
+                  "(default 5ms)");
+   app.add_option("--spin-interval", o.spin_interval,
+                  "spin: retry interval (default 100ms, the library's)");
+   app.add_option("--spin-jitter", o.spin_jitter,
+                  "spin: most random extra delay (default 100ms, the library's)");
+   app.add_flag("--no-renew", o.no_renew,
+                "Lock with renew = false (no watchdog), to see what it costs");
+   app.add_flag("--json", o.json, "One JSON object per line per run, instead of a table");
+   app.add_option("--plot", o.plot, "Draw the handoff latency CDFs into this PNG file (gnuplot)");
+}
+
+constexpr char const* legend =
+    "times in microseconds; cyc: async_lock start to async_unlock end; hof: release by one worker\n"
+    "to acquisition by another; cmd/acq: INFO commandstats calls per acquisition, with those run\n"
+    "inside scripts; req/acq: without them; cpu/1k: server CPU ms per 1000 acquisitions; cli/acq:\n"
+    "worker processes' CPU microseconds per acquisition; min/proc: fewest acquisitions of one\n"
+    "process; xraw: cycle p50 (handoff: handoff p50) over the raw row's\n";
+
+// Runs every planned run and prints it as it ends. Returns false when a sanity check failed.
+bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<pid_t> server)
+{
+   bool const progress = ::isatty(STDERR_FILENO) != 0;
+   bool sane = true;
+   std::optional<summary> raw;
+   std::vector<plot_series> series;
+   if (!o.json)
+      std::cout << table_header() << std::flush;
+   for (std::size_t i = 0; i < runs.size(); ++i) {
+      auto const what = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " +
+                        describe(runs[i]);
+      if (progress)
+         std::cerr << "\r\033[K" << what << ": warming up" << std::flush;
+      auto r = run_once(runs[i], server, [&](double s) {
+         if (progress)
+            std::fprintf(stderr, "\r\033[K%s: measuring %.1f/%.1f s", what.c_str(), s,
+                         static_cast<double>(runs[i].duration.count()) / 1000);
+      });
+      if (progress)
+         std::cerr << "\r\033[K" << std::flush;
+      auto const s = summarize(r, raw ? &*raw : nullptr);
+      if (r.spec.st == strategy::raw)
+         raw = s;
+      std::cout << (o.json ? to_json(s) + "\n" : table_row(s)) << std::flush;
+      if (!s.sane) {
+         sane = false;
+         std::cerr << "locksmith-bench: sanity check failed for " << describe(r.spec) << ": "
+                   << s.overlaps << " overlaps, " << s.failures << " failures, " << s.acquisitions
+                   << " acquisitions"
+                   << (s.error.empty() ? "" : " (first failure: " + s.error + ")") << "\n";
+      }
+      if (r.spec.sc == scenario::handoff && !r.handoff_ns.empty())
+         series.push_back({describe(r.spec), std::move(r.handoff_ns)});
+   }
+   if (!o.json)
+      std::cout << legend;
+   if (!o.plot.empty()) {
+      auto const error = plot_handoff_cdf(o.plot, std::move(series));
+      std::cerr << "locksmith-bench: "
+                << (error.empty() ? "wrote the handoff CDF plot to " + o.plot : error) << "\n";
+   }
+   return sane;
+}
+
+} // namespace
+} // namespace locksmith::bench
+
+int main(int argc, char** argv)
+{
+   using namespace locksmith::bench;
+   CLI::App app{"locksmith-bench: distributed-lock workloads on Redis, spin against subscribe"};
+   options o;
+   add_options(app, o);
+   CLI11_PARSE(app, argc, argv);
+   try {
+      auto runs = plan(o); // first, so that a bad option fails before a server starts
+      std::unique_ptr<redis_process> own;
+      std::optional<pid_t> server;
+      auto nodes = o.urls;
+      if (nodes.empty()) {
+         own = std::make_unique<redis_process>();
+         nodes = {own->url()};
+         server = own->pid();
+      }
+      check_reachable(nodes);
+      for (auto& r : runs)
+         r.nodes = nodes;
+      return run_all(o, runs, server) ? 0 : 1;
+   } catch (CLI::Error const& e) {
+      return app.exit(e);
+   } catch (std::exception const& e) {
+      std::cerr << "locksmith-bench: " << e.what() << "\n";
+      return 2;
+   }
+}

@@ -1,0 +1,268 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The locksmith workers: acquire, hold, release, in a loop, and the steps shared with raw.cpp.
+#include "scenarios.hpp"
+
+#include <locksmith/locksmith.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <sys/resource.h>
+
+#include <functional>
+#include <optional>
+
+namespace locksmith::bench {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// How often a process looks at the shared phase to learn of the stop.
+constexpr auto stop_poll = 2ms;
+
+// Long enough that no wait runs out and no lease expires in a contended run: a failure then
+// means a bug, not a slow machine.
+lock_options bench_options(run_spec const& spec)
+{
+   lock_options o{.ttl = 10s, .wait = 60s, .renew = spec.renew};
+   if (spec.st == strategy::spin)
+      o.strategy = wait_strategy::spin{.interval = spec.spin_interval, .jitter = spec.spin_jitter};
+   else
+      o.strategy = wait_strategy::subscribe;
+   return o;
+}
+
+int key_index_of(run_spec const& spec, int worker_id)
+{
+   return spec.sc == scenario::independent ? worker_id : 0;
+}
+
+asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
+{
+   auto const opts = bench_options(c.spec);
+   bool const handoff = c.spec.sc == scenario::handoff;
+   if (handoff)
+      co_await think(c, w);
+   while (!stopping(c)) {
+      auto const start = now_ns();
+      c.shm.waiting_since[w.id] = start;
+      w.locking = true;
+      auto [ec, held] = co_await cli.async_lock(
+          w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+      w.locking = false;
+      auto const acquired = now_ns();
+      c.shm.waiting_since[w.id] = 0;
+      if (ec) {
+         if (ec == asio::error::operation_aborted && stopping(c))
+            break;
+         fail(c, "async_lock: " + ec.message());
+         co_await sleep_for(10ms); // a broken setup must not flood the output
+         continue;
+      }
+      bool const counted = measuring(c);
+      enter_critical(c, w, start, acquired, counted);
+      if (c.spec.hold.count() > 0)
+         co_await sleep_for(c.spec.hold);
+      if (handoff)
+         co_await await_settled_waiter(c, w);
+      leave_critical(c, w);
+      auto [uec] = co_await cli.async_unlock(held, use_tuple);
+      if (uec)
+         fail(c, "async_unlock: " + uec.message());
+      if (counted)
+         c.result.cycle_ns.push_back(now_ns() - start);
+      if (handoff)
+         co_await think(c, w);
+   }
+}
+
+double cpu_ms_now()
+{
+   rusage u{};
+   ::getrusage(RUSAGE_SELF, &u);
+   auto ms = [](timeval t) {
+      return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
+   };
+   return ms(u.ru_utime) + ms(u.ru_stime);
+}
+
+// Takes the process's CPU time over the measure phase, and at the stop cancels the waits in
+// flight: a contended waiter could otherwise wait a long time.
+asio::awaitable<void> watch_stop(process_ctx& c, std::vector<worker>& workers)
+{
+   std::optional<double> cpu_start;
+   while (!stopping(c)) {
+      if (!cpu_start && measuring(c))
+         cpu_start = cpu_ms_now();
+      co_await sleep_for(stop_poll);
+   }
+   c.result.cpu_ms = cpu_start ? cpu_ms_now() - *cpu_start : 0;
+   for (auto& w : workers)
+      if (w.locking)
+         w.cancel.emit(asio::cancellation_type::terminal);
+}
+
+asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& workers)
+{
+   client cli{c.io.get_executor(), config{.nodes = c.spec.nodes, .prefix = c.spec.prefix}};
+   c.shm.started.fetch_add(1); // also on failure, so that the harness does not wait for us
+   if (cli.config_error()) {
+      fail(c, "bad configuration: " + cli.config_error().message());
+      co_return;
+   }
+   co_await run_workers(c, workers, [&](worker& w) { return lock_worker(c, cli, w); });
+   cli.cancel();
+}
+
+} // namespace
+
+bool stopping(process_ctx const& c)
+{
+   return c.shm.ph.load() == static_cast<int>(phase::stop);
+}
+bool measuring(process_ctx const& c)
+{
+   return c.shm.ph.load() == static_cast<int>(phase::measure);
+}
+
+void fail(process_ctx& c, std::string const& what)
+{
+   if (c.result.failures++ == 0)
+      c.result.first_error = what;
+}
+
+void enter_critical(process_ctx& c, worker const& w, std::int64_t wait_start, std::int64_t acquired,
+                    bool counted)
+{
+   auto& key = c.shm.keys[w.key_index];
+   int expected = 0;
+   if (!key.holder.compare_exchange_strong(expected, w.id + 1))
+      c.shm.overlaps.fetch_add(1);
+   key.taken.fetch_add(1);
+   if (!counted)
+      return;
+   ++c.result.per_worker[w.local];
+   // The releaser stamped both before its release went out, and nobody stamps again before we
+   // release, so the two are consistent here.
+   auto const by = key.released_by.load();
+   auto const at = key.released_at.load();
+   if (by != 0 && by != w.id + 1 && at > wait_start)
+      c.result.handoff_ns.push_back(acquired - at);
+}
+
+void leave_critical(process_ctx& c, worker const& w)
+{
+   auto& key = c.shm.keys[w.key_index];
+   key.released_at = now_ns();
+   key.released_by = w.id + 1;
+   int expected = w.id + 1;
+   key.holder.compare_exchange_strong(expected, 0);
+   key.released.fetch_add(1);
+}
+
+asio::awaitable<void> sleep_for(nanoseconds d)
+{
+   asio::steady_timer t{co_await asio::this_coro::executor, d};
+   co_await t.async_wait(use_tuple);
+}
+
+namespace {
+
+// Since when the longest waiter other than `w` has waited, or 0 when nobody waits.
+std::int64_t oldest_waiter(process_ctx const& c, worker const& w)
+{
+   std::int64_t oldest = 0;
+   for (int i = 0; i < c.spec.workers; ++i) {
+      auto const since = c.shm.waiting_since[i].load();
+      if (i != w.id && since != 0 && (oldest == 0 || since < oldest))
+         oldest = since;
+   }
+   return oldest;
+}
+
+} // namespace
+
+// The handoff scenario holds the lock until another worker has waited at least `settle`, so
+// that every release passes the lock to a worker already asleep in async_lock (its first try and
+// its subscription done), and the handoff measures the wake-up.
+asio::awaitable<void> await_settled_waiter(process_ctx& c, worker const& w)
+{
+   auto const settle = std::chrono::duration_cast<nanoseconds>(c.spec.settle).count();
+   for (;;) {
+      if (stopping(c))
+         co_return;
+      auto const oldest = oldest_waiter(c, w);
+      auto const now = now_ns();
+      if (oldest != 0 && now - oldest >= settle)
+         co_return;
+      co_await sleep_for(oldest != 0 ? nanoseconds{oldest + settle - now} : nanoseconds{1ms});
+   }
+}
+
+// The pause of a handoff worker before it asks (again): uniform in [0, think]; then, while a
+// released lock is on its way to a waiter, until it got there. So the lock always passes to a
+// worker that was already waiting: neither the releaser nor a newcomer takes it first, which
+// under spin they often would (spinning waiters look only every 100-200 ms).
+asio::awaitable<void> think(process_ctx& c, worker const& w)
+{
+   auto const most = std::chrono::duration_cast<nanoseconds>(c.spec.think).count();
+   co_await sleep_for(nanoseconds{std::uniform_int_distribution<std::int64_t>{0, most}(c.random)});
+   auto const& key = c.shm.keys[w.key_index];
+   while (!stopping(c) && key.taken.load() == key.released.load() && oldest_waiter(c, w) != 0)
+      co_await sleep_for(1ms);
+}
+
+// Runs body(w) for every worker at once, and the stop watcher; returns when all have ended.
+asio::awaitable<void> run_workers(process_ctx& c, std::vector<worker>& workers,
+                                  std::function<asio::awaitable<void>(worker&)> const& body)
+{
+   std::size_t running = workers.size() + 1;
+   asio::steady_timer all_done{c.io, asio::steady_timer::time_point::max()};
+   auto on_end = [&](std::exception_ptr e) {
+      if (e)
+         fail(c, "a worker threw an exception");
+      if (--running == 0)
+         all_done.cancel();
+   };
+   for (auto& w : workers)
+      asio::co_spawn(c.io, body(w), on_end);
+   asio::co_spawn(c.io, watch_stop(c, workers), on_end);
+   // Woken by the last worker (or the watcher) to end.
+   co_await all_done.async_wait(use_tuple);
+}
+
+process_result run_process(run_spec const& spec, shared_block& shm, int index)
+{
+   asio::io_context io{1};
+   process_ctx c{spec, shm, io, {}};
+   std::size_t count = 0;
+   for (int id = index; id < spec.workers; id += spec.processes)
+      ++count;
+   std::vector<worker> workers(count);
+   for (std::size_t i = 0; i < count; ++i) {
+      auto& w = workers[i];
+      w.id = index + static_cast<int>(i) * spec.processes;
+      w.local = static_cast<int>(i);
+      w.key_index = key_index_of(spec, w.id);
+      w.name = "k" + std::to_string(w.key_index);
+   }
+   c.result.per_worker.assign(count, 0);
+   auto body =
+       spec.st == strategy::raw ? run_raw_workers(c, workers) : run_lock_workers(c, workers);
+   asio::co_spawn(io, std::move(body), [&](std::exception_ptr e) {
+      if (e)
+         fail(c, "process threw an exception");
+      io.stop(); // the connections' loops may still be winding down; nothing more to measure
+   });
+   io.run();
+   return std::move(c.result);
+}
+
+} // namespace locksmith::bench

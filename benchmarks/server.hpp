@@ -1,0 +1,53 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The Redis side of a benchmark: a redis-server of our own, and what the server counts
+// (INFO commandstats, and its CPU time from /proc).
+#ifndef LOCKSMITH_BENCH_SERVER_HPP
+#define LOCKSMITH_BENCH_SERVER_HPP
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locksmith::bench {
+
+/// `redis-server --port P --bind 127.0.0.1 --save '' --appendonly no` on a free loopback port,
+/// ready (it answered PING) once constructed, and stopped by the destructor. It dies with the
+/// harness (PR_SET_PDEATHSIG). Throws std::runtime_error when it cannot be started.
+class redis_process {
+public:
+   redis_process();
+   ~redis_process();
+   redis_process(redis_process const&) = delete;
+   redis_process& operator=(redis_process const&) = delete;
+
+   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+   pid_t pid() const { return pid_; }
+
+private:
+   bool try_start();
+   void stop() noexcept;
+
+   int port_ = 0;
+   pid_t pid_ = -1;
+};
+
+/// Calls per command name (`INFO commandstats`), summed over the nodes. Empty when a node cannot
+/// be asked (unreachable, TLS, which this small client does not speak).
+std::optional<std::map<std::string, std::int64_t>>
+command_calls(std::vector<std::string> const& urls);
+
+/// User plus system CPU time of a process, in milliseconds, from /proc/PID/stat.
+std::optional<double> process_cpu_ms(pid_t pid);
+
+/// Sends one command over a fresh blocking connection and returns the reply's text (status, bulk
+/// string, or error prefixed with '-'). Empty on any connection problem. Exposed for tests.
+std::optional<std::string> blocking_command(std::string const& url,
+                                            std::vector<std::string> const& args);
+
+} // namespace locksmith::bench
+
+#endif

@@ -43,7 +43,7 @@ void lease_state::end(status s) noexcept
    watchdog.cancel();
    lost_event.cancel();
    if (auto c = core.lock())
-      c->leave_slot(name);
+      c->leave_slot(name, s == status::released);
 }
 
 client_core::client_core(asio::any_io_executor e, config c)
@@ -97,41 +97,52 @@ void client_core::stop()
          w->wake->cancel();
 }
 
-asio::awaitable<error_code> client_core::enter_slot(std::string const& name, clock::time_point deadline)
+asio::awaitable<client_core::entry> client_core::enter_slot(
+   std::string const& name,
+   clock::time_point deadline,
+   bool by_message)
 {
    if (stopped)
-      co_return error_code{asio::error::operation_aborted};
+      co_return entry{asio::error::operation_aborted};
    auto [it, first] = slots_.try_emplace(name);
    if (first)
-      co_return error_code{};
+      co_return entry{};
    asio::steady_timer wake{ex, deadline};
-   waiter w{&wake};
+   waiter w{&wake, by_message};
    it->second.queue.push_back(&w);
    // Woken by leave_slot (granted), by the deadline, or by cancellation.
    auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
    if (w.granted)
-      co_return error_code{};
+      co_return entry{{}, w.after_release, w.seen};
    auto& q = slots_.at(name).queue;
    q.erase(std::find(q.begin(), q.end(), &w));
-   co_return ec == asio::error::operation_aborted || stopped ? error_code{asio::error::operation_aborted}
-                                                             : error_code{error::wait_timeout};
+   if (ec == asio::error::operation_aborted || stopped)
+      co_return entry{asio::error::operation_aborted};
+   co_return entry{error::wait_timeout};
 }
 
-void client_core::leave_slot(std::string const& name) noexcept
+void client_core::leave_slot(std::string const& name, bool released) noexcept
 {
    auto it = slots_.find(name);
    if (it == slots_.end())
       return;
    auto& s = it->second;
+   auto const channel = release_channel(cfg.prefix, name);
    if (s.queue.empty()) {
       if (s.subscribed)
-         unsubscribe(release_channel(cfg.prefix, name));
+         unsubscribe(channel);
       slots_.erase(it);
       return;
    }
    waiter* next = s.queue.front();
    s.queue.pop_front();
    next->granted = true;
+   next->after_release = released;
+   if (released && next->by_message && !s.subscribed) {
+      subscribe(channel);  // sent before the release, so its message reaches us
+      s.subscribed = true;
+   }
+   next->seen = messages(channel);
    next->wake->cancel();
 }
 

@@ -90,17 +90,27 @@ struct client_core : std::enable_shared_from_this<client_core> {
    // In-process queue: one contender (or holder) per name; the others wait in FIFO order.
    struct waiter {
       boost::asio::steady_timer* wake;
+      bool by_message;             // waits with the subscribe strategy
       bool granted = false;
+      bool after_release = false;  // granted by an unlock, whose release is on its way
+      std::uint64_t seen = 0;      // release messages counted when granted
    };
    struct slot {
       std::deque<waiter*> queue;
       bool subscribed = false;  // holds one reference on the name's release channel
    };
+   /// How a coroutine entered its name's slot.
+   struct entry {
+      error_code ec;               // wait_timeout at the deadline, operation_aborted on cancellation
+      bool after_release = false;  // handed over by a local unlock
+      std::uint64_t seen = 0;      // release messages counted then
+   };
    /// Waits until this coroutine is the only one of the process to contend for `name`.
-   /// wait_timeout at the deadline, operation_aborted on cancellation.
-   boost::asio::awaitable<error_code> enter_slot(std::string const& name, clock::time_point deadline);
-   /// Passes the name to the next local waiter, or forgets it.
-   void leave_slot(std::string const& name) noexcept;
+   boost::asio::awaitable<entry> enter_slot(std::string const& name, clock::time_point deadline, bool by_message);
+   /// Passes the name to the next local waiter, or forgets it. After a release (`released`),
+   /// the next waiter is subscribed before the release goes out, so that it can wait for its
+   /// message like the waiters of other processes.
+   void leave_slot(std::string const& name, bool released) noexcept;
    bool slot_busy(std::string const& name) const { return slots_.contains(name); }
 
    // Release subscriptions, reference-counted per channel, shared by all waiters.

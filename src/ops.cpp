@@ -115,7 +115,7 @@ struct slot_guard {
    ~slot_guard()
    {
       if (!kept)
-         core.leave_slot(name);
+         core.leave_slot(name, false);
    }
 };
 
@@ -147,12 +147,26 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    auto const deadline = clock::now() + (no_wait ? milliseconds{0} : wait);
    if (no_wait && slot_busy(name))
       co_return lock_result{error::lock_taken, {}};  // held or contended by this process
+   auto const* spin = std::get_if<wait_strategy::spin>(&opts.strategy);
    // Only one coroutine per process and name contends in Redis; the others queue here.
-   if (auto ec = co_await enter_slot(name, deadline))
-      co_return lock_result{ec, {}};
+   auto const turn = co_await enter_slot(name, deadline, !spin);
+   if (turn.ec)
+      co_return lock_result{turn.ec, {}};
    slot_guard guard{*this, name};
    if (co_await cancelled())
       co_return lock_result{asio::error::operation_aborted, {}};
+   auto const channel = release_channel(cfg.prefix, name);
+   if (turn.after_release) {
+      // Handed over by a local unlock: take our turn like the waiters of other processes, who
+      // learn of that release from its message (or their next spin). Trying at once, behind the
+      // release on our own connection, would always win, and starve every other process.
+      auto const left = std::chrono::duration_cast<microseconds>(deadline - clock::now());
+      auto const delay = spin ? spin_delay(*spin, left, random)
+                              : std::min<microseconds>(cfg.node_timeout, std::max(left, microseconds{0}));
+      if (spin || messages(channel) == turn.seen)
+         if (auto ec = co_await sleep(delay, spin ? nullptr : &channel))
+            co_return lock_result{ec, {}};
+   }
 
    auto const drift = opts.drift.value_or(default_drift(opts.ttl));
    auto const token = random_token();
@@ -161,8 +175,6 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       std::vector<std::string>{lock_key(cfg.prefix, name), fence_key(cfg.prefix, name)},
       std::vector<std::string>{token, std::to_string(opts.ttl.count()),
                                std::to_string((opts.ttl + fence_linger).count())});
-   auto const channel = release_channel(cfg.prefix, name);
-   auto const* spin = std::get_if<wait_strategy::spin>(&opts.strategy);
    for (;;) {
       if (stopped)
          co_return lock_result{asio::error::operation_aborted, {}};

@@ -42,8 +42,16 @@ void lease_state::end(status s) noexcept
    st = s;
    watchdog.cancel();
    lost_event.cancel();
+   leave_slot(s == status::released);
+}
+
+void lease_state::leave_slot(bool released) noexcept
+{
+   if (!in_slot)
+      return;
+   in_slot = false;
    if (auto c = core.lock())
-      c->leave_slot(name, s == status::released);
+      c->leave_slot(name, released);
 }
 
 client_core::client_core(asio::any_io_executor e, config c)

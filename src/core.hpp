@@ -53,9 +53,14 @@ struct lease_state {
    boost::asio::steady_timer watchdog;  // the renewal loop sleeps on it; cancelled when the lease ends
    boost::asio::steady_timer lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
 
+   bool in_slot = true;  // holds the name's place in the in-process queue
+
    /// Ends the lease in this process (no I/O): stops renewal, wakes the loss waiters, and frees
    /// the name for the next local waiter.
    void end(status s) noexcept;
+
+   /// Frees the name for the next local waiter, once.
+   void leave_slot(bool released) noexcept;
 };
 
 struct client_core : std::enable_shared_from_this<client_core> {
@@ -78,6 +83,10 @@ struct client_core : std::enable_shared_from_this<client_core> {
    /// the lease lost when its validity (minus one node timeout and the loss margin) runs out
    /// first, when the key is found taken or gone, or when `max_hold` is reached. Holds the core
    /// only weakly: renewal ends with the client.
+   /// For a lease that is not renewed: frees the name in this process once the lease expires
+   /// (later if it is extended meanwhile), so that local waiters may go on to Redis.
+   static boost::asio::awaitable<void> expire(std::shared_ptr<lease_state> st);
+
    static boost::asio::awaitable<void> watch(
       std::weak_ptr<client_core> core,
       std::shared_ptr<lease_state> st,

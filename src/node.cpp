@@ -56,11 +56,21 @@ void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
 
 }  // namespace
 
-script_call::script_call(script const& s, std::vector<std::string> keys, std::vector<std::string> args)
+script_call::script_call(script const& s, std::vector<std::string> k, std::vector<std::string> a)
 : code{&s}
+, keys{std::move(k)}
+, args{std::move(a)}
 {
    push_eval(by_sha, "EVALSHA", s.sha1, keys, args);
-   push_eval(by_text, "EVAL", s.text, keys, args);
+}
+
+boost::redis::request const& script_call::by_text() const
+{
+   if (!by_text_) {
+      by_text_.emplace();
+      push_eval(*by_text_, "EVAL", code->text, keys, args);
+   }
+   return *by_text_;
 }
 
 redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message)
@@ -108,7 +118,7 @@ void redis_node::eval(
 
 void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 {
-   auto const& req = by_text ? p->call->by_text : p->call->by_sha;
+   auto const& req = by_text ? p->call->by_text() : p->call->by_sha;
    auto const left = p->deadline - std::chrono::steady_clock::now();
    p->reply.resp = {};
    auto& resp = p->reply.resp;

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,16 @@ struct script_call {
    script_call(script const& s, std::vector<std::string> keys, std::vector<std::string> args);
 
    script const* code;
-   boost::redis::request by_sha;   // EVALSHA sha nkeys keys... args...
-   boost::redis::request by_text;  // EVAL text nkeys keys... args..., after NOSCRIPT
+   std::vector<std::string> keys;
+   std::vector<std::string> args;
+   boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args...
+
+   /// EVAL text nkeys keys... args..., built on first use: only after NOSCRIPT, which is rare,
+   /// and the text is most of the bytes.
+   boost::redis::request const& by_text() const;
+
+private:
+   mutable std::optional<boost::redis::request> by_text_;
 };
 
 /// What one node answered to one script call.

@@ -196,6 +196,8 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
                asio::co_spawn(
                   ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
                   asio::detached);
+            else
+               asio::co_spawn(ex, expire(st), asio::detached);
             co_return lock_result{error_code{}, lease{std::move(st)}};
          }
          last = error::validity_expired;

@@ -3,6 +3,7 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -21,18 +22,28 @@ std::string to_hex(std::array<std::uint8_t, 16> const& bytes)
 
 std::string random_token()
 {
-   std::array<std::uint8_t, 16> bytes{};
-   std::size_t got = 0;
-   while (got < bytes.size()) {
-      // getrandom blocks only until the kernel's pool is first initialised, at boot.
-      auto const n = ::getrandom(bytes.data() + got, bytes.size() - got, 0);
-      if (n < 0) {
-         if (errno == EINTR)
-            continue;
-         throw std::system_error(errno, std::generic_category(), "getrandom");
+   // Read from the kernel's CSPRNG a page at a time: one getrandom call per 256 tokens, not
+   // one per lock. Each thread has its own buffer, and no byte is ever served twice.
+   thread_local std::array<std::uint8_t, 4096> pool{};
+   thread_local std::size_t used = pool.size();
+   if (used == pool.size()) {
+      std::size_t got = 0;
+      while (got < pool.size()) {
+         // getrandom blocks only until the kernel's pool is first initialised, at boot.
+         auto const n = ::getrandom(pool.data() + got, pool.size() - got, 0);
+         if (n < 0) {
+            if (errno == EINTR)
+               continue;
+            throw std::system_error(errno, std::generic_category(), "getrandom");
+         }
+         got += static_cast<std::size_t>(n);
       }
-      got += static_cast<std::size_t>(n);
+      used = 0;
    }
+   std::array<std::uint8_t, 16> bytes{};
+   std::copy_n(pool.begin() + static_cast<std::ptrdiff_t>(used), bytes.size(), bytes.begin());
+   std::fill_n(pool.begin() + static_cast<std::ptrdiff_t>(used), bytes.size(), 0);
+   used += bytes.size();
    return to_hex(bytes);
 }
 

@@ -23,6 +23,19 @@ milliseconds retry_interval(milliseconds ttl)
 
 }  // namespace
 
+asio::awaitable<void> client_core::expire(std::shared_ptr<lease_state> st)
+{
+   while (st->st == lease_state::status::held) {
+      st->watchdog.expires_at(st->valid_until);
+      // The lease's end cancels the sleep; an extension moves valid_until, and we sleep again.
+      co_await st->watchdog.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (st->st == lease_state::status::held && clock::now() >= st->valid_until) {
+         st->leave_slot(false);
+         co_return;
+      }
+   }
+}
+
 void client_core::declare_lost(lease_state& st)
 {
    // The key stays in Redis (unless it is gone already) until the holder, having stopped its

@@ -58,7 +58,9 @@ using with_lock_signature = typename detail::with_lock_signature_of<R>::type;
 /// Takes the lock `name`, runs `body(lease&)`, and releases the lock on every path.
 ///
 /// `body` is callable as `body(lease&)` and returns `asio::awaitable<R>`; it runs on the client's
-/// executor. The lease renews itself while the body runs (`opts.renew`, on by default).
+/// executor. The lease renews itself while the body runs (`opts.renew`, on by default). With
+/// `renew = false` nothing watches the lease: the body is not cancelled when it expires, and
+/// the result then says error::lease_lost.
 ///
 /// Signature: `void(error_code)` when R is void, else `void(error_code, R)` (R default-constructed
 /// on error). Errors:

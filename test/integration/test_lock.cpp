@@ -190,6 +190,28 @@ BOOST_AUTO_TEST_CASE(unlock_after_expiry_says_expired)
    }());
 }
 
+// A lease that is not renewed stops holding the name in its own process once it expires.
+BOOST_AUTO_TEST_CASE(an_expired_unrenewed_lease_frees_the_name_locally)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto old = co_await c.async_lock(name, {.ttl = 100ms, .renew = false});
+      co_await c.async_extend(old, 200ms);  // moves the expiry: still held at 150 ms
+      co_await sleep(150ms);
+      auto [early, l0] = co_await c.async_try_lock(name, {}, tuple);
+      BOOST_TEST(early == error::lock_taken);
+      auto const t0 = clock_type::now();
+      auto l = co_await c.async_lock(name, {.wait = 2s});
+      BOOST_TEST((clock_type::now() - t0 < 500ms));
+      BOOST_TEST(l.held());
+      auto [ec] = co_await c.async_unlock(old, tuple);
+      BOOST_TEST(ec == error::not_owner);
+      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_unlock(l);
+   }());
+}
+
 BOOST_AUTO_TEST_CASE(extend_moves_ttl_and_validity)
 {
    locksmith::client c{ioc.get_executor(), cfg()};

@@ -303,7 +303,7 @@ private:
          });
       }
       cached_.insert(code.sha1);
-      auto words = parse_resp_command(p->call->by_text.payload());
+      auto words = parse_resp_command(p->call->by_text().payload());
       if (words.size() < 3 || words[0] != "EVAL" || words[1] != code.text)
          throw std::logic_error("fake_node: the call's by_text request is not EVAL of its script");
       auto const nkeys = std::stoul(words[2]);
@@ -389,7 +389,7 @@ private:
    static void note_dropped_release(pending const& p, std::vector<std::string>& to)
    {
       if (p.call->code == &detail::release_script())
-         to.push_back(parse_resp_command(p.call->by_text.payload()).at(4));  // EVAL text 1 key token channel
+         to.push_back(parse_resp_command(p.call->by_text().payload()).at(4));  // EVAL text 1 key token channel
    }
 
    void reply_later(std::shared_ptr<pending> const& p, error_code ec, boost::redis::generic_response resp)

@@ -1,14 +1,19 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // locksmith-bench: fixed lock workloads against Redis, spin against subscribe, with a raw
-// SET NX / DEL floor. Prints a table, or one JSON object per line per run (--json), and exits
-// non-zero when its own sanity check fails (two holders at once, a failed operation, or no
+// SET NX / DEL floor; on request, RedLock with frozen nodes (quorum) and the watchdog's cost
+// (renewal). Prints a table, or one JSON object per line per run (--json), and exits non-zero
+// when its own sanity check fails (two holders at once, a failed operation, a lost lease, or no
 // acquisition at all).
 //
 //   locksmith-bench --json
 //   locksmith-bench --scenario handoff --workers 16 --processes 4 --json
 //   locksmith-bench --scenario contended --hold 0ms,1ms,100ms
 //   locksmith-bench --scenario handoff --plot /tmp/handoff.png
+//   locksmith-bench --scenario quorum --nodes 5 --frozen 0,2 --json
+//   locksmith-bench --scenario renewal --leases 10000 --duration 30s --json
 #include "plot.hpp"
+#include "quorum.hpp"
+#include "renewal.hpp"
 #include "report.hpp"
 #include "runner.hpp"
 #include "server.hpp"
@@ -20,6 +25,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <iostream>
@@ -35,12 +41,29 @@ struct options {
    int workers = 0;   // 0: the scenario's default
    int processes = 0; // 0: the scenario's default
    std::vector<std::string> holds;
-   std::string duration = "3s", warmup = "300ms", think = "100ms", settle = "5ms";
+   std::string duration; // empty: the scenario's default (renewal 30s, the others 3s)
+   std::string warmup = "300ms", think = "100ms", settle = "5ms";
    std::string spin_interval = "100ms", spin_jitter = "100ms";
    bool json = false;
    bool no_renew = false;
    std::string plot;
+   int nodes = 5;           // quorum: redis-servers to start
+   std::vector<int> frozen; // quorum: K of each run; empty: 0, 1 and 2
+   std::string node_timeout = "50ms";
+   int leases = 10'000;    // renewal
+   std::string ttl = "3s"; // renewal
 };
+
+// The scenarios that run only when named: they start servers of their own, or run in this process.
+bool on_request(std::string const& s)
+{
+   return s == "quorum" || s == "renewal";
+}
+
+bool wanted(options const& o, std::string const& s)
+{
+   return std::find(o.scenarios.begin(), o.scenarios.end(), s) != o.scenarios.end();
+}
 
 // "250ms", "3s", "1.5s", "2m", "500us" (rounded down to milliseconds), "0".
 std::optional<milliseconds> parse_duration(std::string const& text)
@@ -68,13 +91,28 @@ milliseconds duration_of(std::string const& text, char const* option)
    return *d;
 }
 
+std::string unique_prefix(std::string const& what)
+{
+   return "locksmith-bench:" + detail::random_token().substr(0, 8) + ":" + what + ":";
+}
+
+milliseconds node_timeout_of(options const& o)
+{
+   auto const t = duration_of(o.node_timeout, "--node-timeout");
+   if (t.count() <= 0)
+      throw CLI::ValidationError("--node-timeout", "must be at least 1ms");
+   return t;
+}
+
 scenario scenario_of(std::string const& s)
 {
    for (auto sc :
         {scenario::uncontended, scenario::independent, scenario::contended, scenario::handoff})
       if (name_of(sc) == s)
          return sc;
-   throw CLI::ValidationError("--scenario", "unknown scenario '" + s + "'");
+   throw CLI::ValidationError("--scenario", "unknown scenario '" + s +
+                                                "' (uncontended, independent, contended, "
+                                                "handoff, quorum, renewal)");
 }
 
 strategy strategy_of(std::string const& s)
@@ -96,6 +134,8 @@ int default_workers(scenario sc)
       return 16;
    case scenario::handoff:
       return 2;
+   case scenario::quorum:
+      return 1;
    }
    return 1;
 }
@@ -124,16 +164,19 @@ milliseconds default_hold(scenario sc)
 std::vector<run_spec> plan(options const& o)
 {
    run_spec base;
-   base.duration = duration_of(o.duration, "--duration");
+   base.duration = duration_of(o.duration.empty() ? "3s" : o.duration, "--duration");
    base.warmup = duration_of(o.warmup, "--warmup");
    base.think = duration_of(o.think, "--think");
    base.settle = duration_of(o.settle, "--settle");
    base.spin_interval = duration_of(o.spin_interval, "--spin-interval");
    base.spin_jitter = duration_of(o.spin_jitter, "--spin-jitter");
    base.renew = !o.no_renew;
+   base.node_timeout = node_timeout_of(o);
    auto const run_id = detail::random_token().substr(0, 8);
    std::vector<run_spec> runs;
    for (auto const& sname : o.scenarios) {
+      if (on_request(sname))
+         continue;
       auto const sc = scenario_of(sname);
       std::vector<milliseconds> holds;
       for (auto const& h : o.holds)
@@ -165,6 +208,44 @@ std::vector<run_spec> plan(options const& o)
    return runs;
 }
 
+quorum_plan plan_quorum(options const& o)
+{
+   quorum_plan p;
+   p.base.duration = duration_of(o.duration.empty() ? "3s" : o.duration, "--duration");
+   p.base.warmup = duration_of(o.warmup, "--warmup");
+   p.base.node_timeout = node_timeout_of(o);
+   p.base.renew = !o.no_renew;
+   p.base.prefix = unique_prefix("quorum");
+   p.urls = o.urls;
+   p.nodes = o.urls.empty() ? o.nodes : static_cast<int>(o.urls.size());
+   p.frozen = o.frozen;
+   if (p.frozen.empty())
+      for (int k : {0, 1, 2})
+         if (k <= p.nodes)
+            p.frozen.push_back(k);
+   // Ascending, so that the healthy run comes first and the others can be read against it.
+   std::sort(p.frozen.begin(), p.frozen.end());
+   p.frozen.erase(std::unique(p.frozen.begin(), p.frozen.end()), p.frozen.end());
+   for (int k : p.frozen)
+      if (k > p.nodes)
+         throw CLI::ValidationError("--frozen", "cannot freeze " + std::to_string(k) + " of " +
+                                                    std::to_string(p.nodes) + " nodes");
+   p.json = o.json;
+   return p;
+}
+
+renewal_spec plan_renewal(options const& o)
+{
+   renewal_spec r;
+   r.leases = o.leases;
+   r.ttl = duration_of(o.ttl, "--ttl");
+   r.hold = duration_of(o.duration.empty() ? "30s" : o.duration, "--duration");
+   r.node_timeout = node_timeout_of(o);
+   r.prefix = unique_prefix("renewal");
+   r.json = o.json;
+   return r;
+}
+
 std::string describe(run_spec const& r)
 {
    return std::string{name_of(r.sc)} + "/" + std::string{name_of(r.st)} +
@@ -194,7 +275,8 @@ void add_options(CLI::App& app, options& o)
                   "Redis node URL (repeat for RedLock); default: start a redis-server")
        ->delimiter(',');
    app.add_option("--scenario", o.scenarios,
-                  "uncontended,independent,contended,handoff (default: all)")
+                  "uncontended,independent,contended,handoff (default: these four); "
+                  "quorum, renewal (only when named)")
        ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
@@ -210,7 +292,8 @@ void add_options(CLI::App& app, options& o)
                   "How long a worker holds the lock; a comma list runs each (default: "
                   "contended 1ms, else 0)")
        ->delimiter(',');
-   app.add_option("--duration", o.duration, "Measure phase of each run (default 3s)");
+   app.add_option("--duration", o.duration,
+                  "Measure phase of each run (default 3s); renewal: the hold (default 30s)");
    app.add_option("--warmup", o.warmup, "Warm-up before each measure (default 300ms)");
    app.add_option("--think", o.think,
                   "handoff: a worker pauses uniformly 0..this after its release (default 100ms)");
@@ -223,6 +306,20 @@ void add_options(CLI::App& app, options& o)
                   "spin: most random extra delay (default 100ms, the library's)");
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");
+   app.add_option("--nodes", o.nodes, "quorum: redis-servers to start (default 5)")
+       ->check(CLI::Range(1, 15));
+   app.add_option("--frozen", o.frozen,
+                  "quorum: how many nodes to freeze (SIGSTOP) while measuring; a comma list runs "
+                  "each (default: 0,1,2)")
+       ->delimiter(',')
+       ->check(CLI::NonNegativeNumber);
+   app.add_option("--node-timeout", o.node_timeout,
+                  "config::node_timeout of the clients (default 50ms, the library's)");
+   app.add_option("--leases", o.leases,
+                  "renewal: leases held at once, on distinct keys (default 10000)")
+       ->check(CLI::Range(1, 1'000'000));
+   app.add_option("--ttl", o.ttl,
+                  "renewal: the leases' TTL; the watchdog renews every ttl/3 (default 3s)");
    app.add_flag("--json", o.json, "One JSON object per line per run, instead of a table");
    app.add_option("--plot", o.plot, "Draw the handoff latency CDFs into this PNG file (gnuplot)");
 }
@@ -290,19 +387,34 @@ int main(int argc, char** argv)
    add_options(app, o);
    CLI11_PARSE(app, argc, argv);
    try {
-      auto runs = plan(o); // first, so that a bad option fails before a server starts
+      // First, so that a bad option fails before a server starts.
+      auto runs = plan(o);
+      auto const quorum = wanted(o, "quorum") ? std::optional{plan_quorum(o)} : std::nullopt;
+      auto renewal = wanted(o, "renewal") ? std::optional{plan_renewal(o)} : std::nullopt;
       std::unique_ptr<redis_process> own;
       std::optional<pid_t> server;
       auto nodes = o.urls;
-      if (nodes.empty()) {
-         own = std::make_unique<redis_process>();
+      if (!o.urls.empty())
+         check_reachable(nodes);
+      if (nodes.empty() && (!runs.empty() || renewal)) {
+         own = std::make_unique<redis_process>(); // quorum starts its own nodes
          nodes = {own->url()};
          server = own->pid();
       }
-      check_reachable(nodes);
-      for (auto& r : runs)
-         r.nodes = nodes;
-      return run_all(o, runs, server) ? 0 : 1;
+      bool sane = true;
+      if (!runs.empty()) {
+         for (auto& r : runs)
+            r.nodes = nodes;
+         sane = run_all(o, runs, server) && sane;
+      }
+      if (quorum)
+         sane = run_quorum(*quorum) && sane;
+      if (renewal) {
+         renewal->nodes = nodes;
+         renewal->server = server;
+         sane = run_renewal(*renewal) && sane;
+      }
+      return sane ? 0 : 1;
    } catch (CLI::Error const& e) {
       return app.exit(e);
    } catch (std::exception const& e) {

@@ -21,7 +21,8 @@ std::optional<double> as_double(std::optional<std::int64_t> v)
    return v ? std::optional<double>{static_cast<double>(*v)} : std::nullopt;
 }
 
-// Three significant digits or so, enough for a benchmark and easy to read.
+} // namespace
+
 std::string number(double v)
 {
    char buf[64];
@@ -57,7 +58,12 @@ std::string cell(std::optional<double> v)
    return v ? number(*v) : "-";
 }
 
-} // namespace
+void json_object::field(char const* name, std::string const& value)
+{
+   if (text_.size() > 1)
+      text_ += ", ";
+   text_ += json_string(name) + ": " + value;
+}
 
 std::string format_ms(double ms)
 {
@@ -116,12 +122,8 @@ summary summarize(run_result& r, summary const* raw)
 
 std::string to_json(summary const& s)
 {
-   std::string j = "{";
-   auto field = [&](char const* name, std::string const& value) {
-      if (j.size() > 1)
-         j += ", ";
-      j += json_string(name) + ": " + value;
-   };
+   json_object j;
+   auto field = [&](char const* name, std::string const& value) { j.field(name, value); };
    field("scenario", json_string(s.scenario));
    field("strategy", json_string(s.strategy));
    field("workers", std::to_string(s.workers));
@@ -158,7 +160,7 @@ std::string to_json(summary const& s)
    if (!s.error.empty())
       field("first_error", json_string(s.error));
    field("sane", s.sane ? "true" : "false");
-   return j + "}";
+   return j.str();
 }
 
 namespace {

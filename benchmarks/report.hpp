@@ -48,6 +48,25 @@ std::string table_row(summary const& s);
 /// A duration in milliseconds as text: "0ms", "1ms", "1.5s".
 std::string format_ms(double ms);
 
+/// Three significant digits or so, enough for a benchmark and easy to read.
+std::string number(double v);
+/// As number(), or `null` for JSON, or `-` for a table cell, when there is no value.
+std::string json_number(std::optional<double> v);
+std::string cell(std::optional<double> v);
+/// A JSON string literal (control characters become spaces).
+std::string json_string(std::string const& s);
+
+/// One JSON object on one line, built field by field in order.
+class json_object {
+public:
+   /// Adds `"name": value`; `value` is JSON text already (see json_number, json_string).
+   void field(char const* name, std::string const& value);
+   std::string str() const { return text_ + "}"; }
+
+private:
+   std::string text_ = "{";
+};
+
 } // namespace locksmith::bench
 
 #endif

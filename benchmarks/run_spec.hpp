@@ -21,7 +21,8 @@ enum class scenario
    uncontended,
    independent,
    contended,
-   handoff
+   handoff,
+   quorum // RedLock over nodes of which the last `frozen` are paused (SIGSTOP) while measuring
 };
 enum class strategy
 {
@@ -47,6 +48,8 @@ struct run_spec {
    milliseconds spin_interval{100};
    milliseconds spin_jitter{100};
    bool renew = true;              // lock_options::renew (the watchdog)
+   milliseconds node_timeout{50};  // config::node_timeout
+   int frozen = 0;                 // quorum: how many of the nodes (the last ones) are paused
    std::vector<std::string> nodes; // Redis URLs
    std::string prefix;             // key prefix, unique to the run
 };
@@ -97,12 +100,15 @@ inline std::int64_t now_ns() noexcept
 
 /// What one worker process measured during the measure phase.
 struct process_result {
-   std::vector<std::int64_t> per_worker; // acquisitions of each of its workers
-   std::vector<std::int64_t> cycle_ns;   // async_lock start to async_unlock end
-   std::vector<std::int64_t> handoff_ns; // release by another worker to acquisition
-   std::int64_t failures = 0;            // lock and unlock errors
-   double cpu_ms = 0;                    // the process's user + system CPU while measuring
-   std::string first_error;              // the first failure, to say why
+   std::vector<std::int64_t> per_worker;     // acquisitions of each of its workers
+   std::vector<std::int64_t> cycle_ns;       // async_lock start to async_unlock end
+   std::vector<std::int64_t> handoff_ns;     // release by another worker to acquisition
+   std::vector<std::int64_t> acquire_ns;     // quorum: async_lock start to its success
+   std::vector<std::int64_t> unreachable_ns; // quorum: attempts that ended, as expected, in
+                                             // quorum_unreachable (start to end)
+   std::int64_t failures = 0;                // lock and unlock errors
+   double cpu_ms = 0;                        // the process's user + system CPU while measuring
+   std::string first_error;                  // the first failure, to say why
 };
 
 /// Writes and reads a process_result on a pipe (binary, same executable on both ends).

@@ -111,6 +111,9 @@ void collect(std::vector<child>& children, run_result& out)
       out.client_cpu_ms += r.cpu_ms;
       out.cycle_ns.insert(out.cycle_ns.end(), r.cycle_ns.begin(), r.cycle_ns.end());
       out.handoff_ns.insert(out.handoff_ns.end(), r.handoff_ns.begin(), r.handoff_ns.end());
+      out.acquire_ns.insert(out.acquire_ns.end(), r.acquire_ns.begin(), r.acquire_ns.end());
+      out.unreachable_ns.insert(out.unreachable_ns.end(), r.unreachable_ns.begin(),
+                                r.unreachable_ns.end());
       if (out.failures == 0 && r.failures > 0)
          out.first_error = r.first_error;
       out.failures += r.failures;
@@ -171,7 +174,8 @@ std::int64_t run_result::acquisitions() const
    return std::accumulate(per_worker.begin(), per_worker.end(), std::int64_t{0});
 }
 
-run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_fn const& progress)
+run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_fn const& progress,
+                    start_fn const& on_start)
 {
    if (spec.workers < 1 || spec.workers > max_workers || spec.processes < 1 ||
        spec.processes > spec.workers)
@@ -182,16 +186,23 @@ run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_
    shared_block* shm = map_shared_block();
    auto children = fork_children(spec, *shm);
    wait_started(*shm, spec.processes);
+   if (on_start)
+      on_start();
    std::this_thread::sleep_for(spec.warmup);
 
-   auto const calls_before = command_calls(spec.nodes);
+   // A frozen node cannot answer INFO (it would cost a 2 s timeout, and then count nothing).
+   auto const frozen =
+       std::min<std::size_t>(static_cast<std::size_t>(std::max(spec.frozen, 0)), spec.nodes.size());
+   std::vector<std::string> const live(spec.nodes.begin(),
+                                       spec.nodes.end() - static_cast<std::ptrdiff_t>(frozen));
+   auto const calls_before = command_calls(live);
    auto const cpu_before = server ? process_cpu_ms(*server) : std::nullopt;
    auto const t0 = clock::now();
    shm->ph = static_cast<int>(phase::measure);
    measure_for(spec.duration, progress);
    shm->ph = static_cast<int>(phase::stop);
    auto const t1 = clock::now();
-   auto const calls_after = command_calls(spec.nodes);
+   auto const calls_after = command_calls(live);
    auto const cpu_after = server ? process_cpu_ms(*server) : std::nullopt;
 
    collect(children, out);

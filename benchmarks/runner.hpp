@@ -24,10 +24,13 @@ struct run_result {
    double client_cpu_ms = 0;              // of the worker processes, while measuring
    std::vector<std::int64_t> cycle_ns;
    std::vector<std::int64_t> handoff_ns;
+   std::vector<std::int64_t> acquire_ns;     // quorum
+   std::vector<std::int64_t> unreachable_ns; // quorum
    std::int64_t failures = 0;
    std::string first_error;
    std::int64_t overlaps = 0;
-   std::optional<std::int64_t> commands; // INFO commandstats delta, without INFO itself
+   std::optional<std::int64_t> commands; // INFO commandstats delta, without INFO itself, of the
+                                         // nodes not frozen
    std::optional<std::int64_t> requests; // the same without the commands that scripts ran
    std::optional<double> server_cpu_ms;  // when the harness runs the server
 
@@ -39,9 +42,14 @@ struct run_result {
 /// Called about every 100 ms while measuring, with the seconds elapsed.
 using progress_fn = std::function<void(double elapsed_s)>;
 
+/// Called once the processes have started, before the warm-up (the quorum scenario freezes its
+/// nodes there).
+using start_fn = std::function<void()>;
+
 /// Runs `spec` in spec.processes forked processes. `server` is the pid of the redis-server the
 /// harness started, if any, for its CPU time. A process that crashes or hangs counts as a failure.
-run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_fn const& progress);
+run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_fn const& progress,
+                    start_fn const& on_start = {});
 
 } // namespace locksmith::bench
 

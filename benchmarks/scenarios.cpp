@@ -3,6 +3,7 @@
 #include "scenarios.hpp"
 
 #include <locksmith/locksmith.hpp>
+#include <locksmith/detail/quorum.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -83,6 +84,50 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
    }
 }
 
+// quorum: one attempt per cycle (a wait of zero), so that a lost quorum shows at once as
+// quorum_unreachable instead of being retried until the wait runs out. Failures count only while
+// measuring: the nodes freeze during the warm-up, and an unlock caught by that is no finding.
+asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
+{
+   auto opts = bench_options(c.spec);
+   opts.wait = 0ms;
+   auto const n = c.spec.nodes.size();
+   bool const reachable = static_cast<std::size_t>(c.spec.frozen) <= n - detail::quorum_of(n);
+   while (!stopping(c)) {
+      auto const start = now_ns();
+      w.locking = true;
+      auto [ec, held] = co_await cli.async_lock(
+          w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+      w.locking = false;
+      auto const acquired = now_ns();
+      bool const counted = measuring(c);
+      if (ec == asio::error::operation_aborted && stopping(c))
+         break;
+      if (ec == error::quorum_unreachable && !reachable) {
+         if (counted)
+            c.result.unreachable_ns.push_back(acquired - start);
+         continue; // each attempt already took a node timeout
+      }
+      if (ec) {
+         if (counted)
+            fail(c, "async_lock: " + ec.message());
+         co_await sleep_for(10ms);
+         continue;
+      }
+      if (!reachable && counted)
+         fail(c, "async_lock succeeded without a reachable quorum");
+      enter_critical(c, w, start, acquired, counted);
+      leave_critical(c, w);
+      auto [uec] = co_await cli.async_unlock(held, use_tuple);
+      if (uec && counted)
+         fail(c, "async_unlock: " + uec.message());
+      if (counted) {
+         c.result.acquire_ns.push_back(acquired - start);
+         c.result.cycle_ns.push_back(now_ns() - start);
+      }
+   }
+}
+
 double cpu_ms_now()
 {
    rusage u{};
@@ -111,13 +156,17 @@ asio::awaitable<void> watch_stop(process_ctx& c, std::vector<worker>& workers)
 
 asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& workers)
 {
-   client cli{c.io.get_executor(), config{.nodes = c.spec.nodes, .prefix = c.spec.prefix}};
+   client cli{
+       c.io.get_executor(),
+       config{.nodes = c.spec.nodes, .prefix = c.spec.prefix, .node_timeout = c.spec.node_timeout}};
    c.shm.started.fetch_add(1); // also on failure, so that the harness does not wait for us
    if (cli.config_error()) {
       fail(c, "bad configuration: " + cli.config_error().message());
       co_return;
    }
-   co_await run_workers(c, workers, [&](worker& w) { return lock_worker(c, cli, w); });
+   co_await run_workers(c, workers, [&](worker& w) {
+      return c.spec.sc == scenario::quorum ? quorum_worker(c, cli, w) : lock_worker(c, cli, w);
+   });
    cli.cancel();
 }
 

@@ -111,20 +111,32 @@ std::optional<std::string> exchange(int fd, std::vector<std::string> const& args
    return read_reply(fd);
 }
 
-// "cmdstat_get:calls=3,usec=..." lines, added to `calls`.
-void add_command_stats(std::string const& info, std::map<std::string, std::int64_t>& calls)
+// The number after `name=` in "cmdstat_get:calls=3,usec=...,failed_calls=0", or 0.
+std::int64_t stat_field(std::string const& line, std::string_view name)
+{
+   for (auto at = line.find(name); at != std::string::npos; at = line.find(name, at + 1)) {
+      if (at == 0 || (line[at - 1] != ':' && line[at - 1] != ',')) // as in "failed_calls="
+         continue;
+      std::int64_t n = 0;
+      std::from_chars(line.data() + at + name.size(), line.data() + line.size(), n);
+      return n;
+   }
+   return 0;
+}
+
+// "cmdstat_get:calls=3,usec=...,rejected_calls=0,failed_calls=0" lines, added to `stats`.
+void add_command_stats(std::string const& info, std::map<std::string, command_stat>& stats)
 {
    std::istringstream in{info};
    std::string line;
    while (std::getline(in, line)) {
       constexpr std::string_view head = "cmdstat_";
       auto const colon = line.find(':');
-      auto const at = line.find("calls=");
-      if (!line.starts_with(head) || colon == std::string::npos || at == std::string::npos)
+      if (!line.starts_with(head) || colon == std::string::npos)
          continue;
-      std::int64_t n = 0;
-      std::from_chars(line.data() + at + 6, line.data() + line.size(), n);
-      calls[line.substr(head.size(), colon - head.size())] += n;
+      auto& st = stats[line.substr(head.size(), colon - head.size())];
+      st.calls += stat_field(line, "calls=");
+      st.failed += stat_field(line, "failed_calls=");
    }
 }
 
@@ -151,16 +163,28 @@ std::optional<std::string> blocking_command(std::string const& url,
    return reply;
 }
 
-std::optional<std::map<std::string, std::int64_t>>
-command_calls(std::vector<std::string> const& urls)
+std::optional<std::map<std::string, command_stat>>
+command_stats(std::vector<std::string> const& urls)
 {
-   std::map<std::string, std::int64_t> calls;
+   std::map<std::string, command_stat> stats;
    for (auto const& url : urls) {
       auto const info = blocking_command(url, {"INFO", "commandstats"});
       if (!info || info->starts_with("-"))
          return std::nullopt;
-      add_command_stats(*info, calls);
+      add_command_stats(*info, stats);
    }
+   return stats;
+}
+
+std::optional<std::map<std::string, std::int64_t>>
+command_calls(std::vector<std::string> const& urls)
+{
+   auto const stats = command_stats(urls);
+   if (!stats)
+      return std::nullopt;
+   std::map<std::string, std::int64_t> calls;
+   for (auto const& [name, st] : *stats)
+      calls[name] = st.calls;
    return calls;
 }
 
@@ -236,10 +260,37 @@ bool redis_process::try_start()
    throw std::runtime_error("redis-server did not answer PING within 5 s");
 }
 
+void redis_process::pause()
+{
+   if (pid_ <= 0)
+      return;
+   ::kill(pid_, SIGSTOP);
+   // SIGSTOP is asynchronous: wait until the server has stopped, so that nothing sent later is
+   // answered. WNOWAIT leaves the status for the waitpid of stop().
+   siginfo_t info{};
+   while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WEXITED | WNOWAIT) < 0 &&
+          errno == EINTR) {
+   }
+}
+
+void redis_process::resume()
+{
+   if (pid_ <= 0)
+      return;
+   ::kill(pid_, SIGCONT);
+   auto const deadline = std::chrono::steady_clock::now() + 10s;
+   while (blocking_command(url(), {"PING"}) != std::optional<std::string>{"PONG"}) {
+      if (std::chrono::steady_clock::now() >= deadline)
+         throw std::runtime_error("redis-server did not answer PING within 10 s of SIGCONT");
+      std::this_thread::sleep_for(10ms);
+   }
+}
+
 void redis_process::stop() noexcept
 {
    if (pid_ <= 0)
       return;
+   ::kill(pid_, SIGCONT); // SIGKILL would end a frozen server too, but resume it first
    ::kill(pid_, SIGKILL); // nothing to save: persistence is off
    int status = 0;
    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {

@@ -27,6 +27,14 @@ public:
    std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
    pid_t pid() const { return pid_; }
 
+   /// Freezes the server (SIGSTOP), as a hung node: the kernel still accepts its connections and
+   /// buffers what they send, but nothing is answered. Returns once it has stopped.
+   void pause();
+
+   /// Lets it run again (SIGCONT). Returns once it answers PING, having worked off the commands
+   /// that queued up meanwhile; throws std::runtime_error if it does not within 10 s.
+   void resume();
+
 private:
    bool try_start();
    void stop() noexcept;
@@ -35,8 +43,18 @@ private:
    pid_t pid_ = -1;
 };
 
-/// Calls per command name (`INFO commandstats`), summed over the nodes. Empty when a node cannot
-/// be asked (unreachable, TLS, which this small client does not speak).
+/// One command's line of `INFO commandstats`.
+struct command_stat {
+   std::int64_t calls = 0;  // every call, failed ones included
+   std::int64_t failed = 0; // failed_calls: errors while running (an EVALSHA's NOSCRIPT)
+};
+
+/// `INFO commandstats` per command name, summed over the nodes. Empty when a node cannot be
+/// asked (unreachable, TLS, which this small client does not speak).
+std::optional<std::map<std::string, command_stat>>
+command_stats(std::vector<std::string> const& urls);
+
+/// The same, calls only.
 std::optional<std::map<std::string, std::int64_t>>
 command_calls(std::vector<std::string> const& urls);
 

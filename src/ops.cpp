@@ -209,6 +209,14 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       if (last == error::unexpected_reply || no_wait || now >= deadline)
          co_return lock_result{last == error::lock_taken && !no_wait ? error::wait_timeout : last, {}};
       auto const left = std::chrono::duration_cast<microseconds>(deadline - now);
+      if (last == error::lock_taken && r.count(vote::yes) > 0) {
+         // A split vote: another contender took some nodes at the same moment. Both released,
+         // and both would meet again at the next message: draw lots before trying again.
+         auto const lots = wait_strategy::spin{.interval = milliseconds{0}, .jitter = cfg.node_timeout / 10};
+         if (auto ec = co_await sleep(spin_delay(lots, left, random), nullptr))
+            co_return lock_result{ec, {}};
+         continue;
+      }
       bool const by_message = !spin && last == error::lock_taken;
       if (by_message) {
          auto& s = slots_.at(name);

@@ -2,6 +2,7 @@
 #include <locksmith/detail/token.hpp>
 
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -23,10 +24,14 @@ std::string to_hex(std::array<std::uint8_t, 16> const& bytes)
 std::string random_token()
 {
    // Read from the kernel's CSPRNG a page at a time: one getrandom call per 256 tokens, not
-   // one per lock. Each thread has its own buffer, and no byte is ever served twice.
+   // one per lock. Each thread has its own buffer, and no byte is ever served twice. A child of
+   // fork() inherits the buffer, so it must not serve from it: it would hand out the very tokens
+   // its parent (or a sibling) does. The buffer is therefore tied to the process that filled it.
    thread_local std::array<std::uint8_t, 4096> pool{};
    thread_local std::size_t used = pool.size();
-   if (used == pool.size()) {
+   thread_local pid_t filled_by = 0;
+   if (used == pool.size() || filled_by != ::getpid()) {
+      filled_by = ::getpid();
       std::size_t got = 0;
       while (got < pool.size()) {
          // getrandom blocks only until the kernel's pool is first initialised, at boot.

@@ -3,6 +3,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <bitset>
 #include <cstdint>
@@ -71,6 +74,32 @@ BOOST_AUTO_TEST_CASE(every_position_takes_every_digit)
    }
    for (std::size_t p = 0; p < digits.size(); ++p)
       BOOST_TEST(digits[p].all(), "position " << p << " saw " << digits[p].count() << " digits");
+}
+
+// A forked child must not hand out the tokens its parent hands out next (the buffer of random
+// bytes is per process, not copied across fork()).
+BOOST_AUTO_TEST_CASE(a_forked_child_draws_other_tokens_than_its_parent)
+{
+   (void)locksmith::detail::random_token();  // fills this process's buffer
+   int fds[2];
+   BOOST_TEST_REQUIRE(::pipe(fds) == 0);
+   pid_t const child = ::fork();
+   BOOST_TEST_REQUIRE(child >= 0);
+   if (child == 0) {
+      auto const t = locksmith::detail::random_token();
+      auto const n = ::write(fds[1], t.data(), t.size());
+      ::_exit(n == static_cast<ssize_t>(t.size()) ? 0 : 1);
+   }
+   ::close(fds[1]);
+   auto const mine = locksmith::detail::random_token();
+   std::string theirs(32, '\0');
+   auto const n = ::read(fds[0], theirs.data(), theirs.size());
+   ::close(fds[0]);
+   int status = 0;
+   ::waitpid(child, &status, 0);
+   BOOST_TEST(n == 32);
+   BOOST_TEST(WIFEXITED(status));
+   BOOST_TEST(mine != theirs);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,254 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "quorum.hpp"
+
+#include "report.hpp"
+#include "runner.hpp"
+#include "server.hpp"
+#include "stats.hpp"
+
+#include <locksmith/detail/quorum.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace locksmith::bench {
+namespace {
+
+/// The figures of one quorum run.
+struct quorum_summary {
+   int nodes = 0, quorum = 0, frozen = 0;
+   double node_timeout_ms = 0;
+   bool reachable = true; // frozen <= nodes - quorum
+   std::int64_t acquisitions = 0;
+   double acquisitions_per_s = 0;
+   std::optional<double> cycle_p50_us, cycle_p90_us, cycle_p99_us, cycle_max_us;
+   std::optional<double> acquire_p50_us, acquire_p90_us, acquire_p99_us;
+   std::size_t unreachable = 0; // attempts that ended in quorum_unreachable, as expected
+   std::optional<double> unreachable_p50_us, unreachable_p99_us;
+   std::optional<double> commands_per_acquisition, requests_per_acquisition; // live nodes only
+   std::optional<double> client_cpu_us_per_acquisition;
+   std::optional<double> p99_over_healthy_us; // cycle p99 minus that of the run with none frozen
+   std::int64_t overlaps = 0, failures = 0;
+   std::string error;
+   bool renew = true;
+   bool sane = false;
+};
+
+std::optional<double> per(std::optional<std::int64_t> v, std::int64_t n, double scale = 1)
+{
+   if (!v || n <= 0)
+      return std::nullopt;
+   return static_cast<double>(*v) * scale / static_cast<double>(n);
+}
+
+quorum_summary summarize(run_result& r, std::optional<double> healthy_p99)
+{
+   quorum_summary s;
+   s.nodes = static_cast<int>(r.spec.nodes.size());
+   s.quorum = static_cast<int>(detail::quorum_of(r.spec.nodes.size()));
+   s.frozen = r.spec.frozen;
+   s.node_timeout_ms = static_cast<double>(r.spec.node_timeout.count());
+   s.reachable = s.frozen <= s.nodes - s.quorum;
+   s.acquisitions = r.acquisitions();
+   s.acquisitions_per_s = r.seconds > 0 ? static_cast<double>(s.acquisitions) / r.seconds : 0;
+   s.cycle_p50_us = percentile_us(r.cycle_ns, 50);
+   s.cycle_p90_us = percentile_us(r.cycle_ns, 90);
+   s.cycle_p99_us = percentile_us(r.cycle_ns, 99);
+   s.cycle_max_us = percentile_us(r.cycle_ns, 100);
+   s.acquire_p50_us = percentile_us(r.acquire_ns, 50);
+   s.acquire_p90_us = percentile_us(r.acquire_ns, 90);
+   s.acquire_p99_us = percentile_us(r.acquire_ns, 99);
+   s.unreachable = r.unreachable_ns.size();
+   s.unreachable_p50_us = percentile_us(r.unreachable_ns, 50);
+   s.unreachable_p99_us = percentile_us(r.unreachable_ns, 99);
+   s.commands_per_acquisition = per(r.commands, s.acquisitions);
+   s.requests_per_acquisition = per(r.requests, s.acquisitions);
+   if (s.acquisitions > 0)
+      s.client_cpu_us_per_acquisition =
+          r.client_cpu_ms * 1000 / static_cast<double>(s.acquisitions);
+   if (healthy_p99 && s.cycle_p99_us && s.frozen > 0)
+      s.p99_over_healthy_us = *s.cycle_p99_us - *healthy_p99;
+   s.overlaps = r.overlaps;
+   s.failures = r.failures;
+   s.error = r.first_error;
+   s.renew = r.spec.renew;
+   // Without a reachable quorum, every attempt must fail with quorum_unreachable (the workers
+   // count any other outcome, a lease above all, as a failure).
+   s.sane = s.overlaps == 0 && s.failures == 0 &&
+            (s.reachable ? s.acquisitions > 0 : s.acquisitions == 0 && s.unreachable > 0);
+   return s;
+}
+
+std::string to_json(quorum_summary const& s)
+{
+   json_object j;
+   auto count = [](auto n) { return std::to_string(n); };
+   j.field("scenario", json_string("quorum"));
+   j.field("nodes", count(s.nodes));
+   j.field("quorum", count(s.quorum));
+   j.field("frozen", count(s.frozen));
+   j.field("node_timeout_ms", number(s.node_timeout_ms));
+   j.field("workers", "1");
+   j.field("processes", "1");
+   j.field("quorum_reachable", s.reachable ? "true" : "false");
+   j.field("acquisitions", count(s.acquisitions));
+   j.field("acquisitions_per_s", number(s.acquisitions_per_s));
+   j.field("cycle_p50_us", json_number(s.cycle_p50_us));
+   j.field("cycle_p90_us", json_number(s.cycle_p90_us));
+   j.field("cycle_p99_us", json_number(s.cycle_p99_us));
+   j.field("cycle_max_us", json_number(s.cycle_max_us));
+   j.field("acquire_p50_us", json_number(s.acquire_p50_us));
+   j.field("acquire_p90_us", json_number(s.acquire_p90_us));
+   j.field("acquire_p99_us", json_number(s.acquire_p99_us));
+   j.field("cycle_p99_over_healthy_us", json_number(s.p99_over_healthy_us));
+   if (s.p99_over_healthy_us)
+      j.field("p99_target_met",
+              *s.p99_over_healthy_us <= quorum_p99_allowance_us ? "true" : "false");
+   j.field("quorum_unreachable", count(s.unreachable));
+   j.field("quorum_unreachable_p50_us", json_number(s.unreachable_p50_us));
+   j.field("quorum_unreachable_p99_us", json_number(s.unreachable_p99_us));
+   j.field("redis_commands_per_acquisition", json_number(s.commands_per_acquisition));
+   j.field("redis_requests_per_acquisition", json_number(s.requests_per_acquisition));
+   j.field("client_cpu_us_per_acquisition", json_number(s.client_cpu_us_per_acquisition));
+   j.field("overlaps", count(s.overlaps));
+   j.field("failures", count(s.failures));
+   j.field("renew", s.renew ? "true" : "false");
+   if (!s.error.empty())
+      j.field("first_error", json_string(s.error));
+   j.field("sane", s.sane ? "true" : "false");
+   return j.str();
+}
+
+constexpr char const* row_format =
+    "%-8s %5s %6s %7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %7s %7s %4s %4s\n";
+
+std::string quorum_table_header()
+{
+   char buf[512];
+   std::snprintf(buf, sizeof buf, row_format, "scenario", "nodes", "frozen", "acq", "acq/s",
+                 "cyc p50", "cyc p90", "cyc p99", "acq p50", "acq p99", "+p99", "unreach",
+                 "unr p50", "req/acq", "cli/acq", "ovl", "fail");
+   return std::string{buf} + std::string(std::string(buf).size() - 1, '-') + "\n";
+}
+
+std::string table_row(quorum_summary const& s)
+{
+   char buf[512];
+   std::snprintf(buf, sizeof buf, row_format, "quorum", std::to_string(s.nodes).c_str(),
+                 std::to_string(s.frozen).c_str(), std::to_string(s.acquisitions).c_str(),
+                 number(s.acquisitions_per_s).c_str(), cell(s.cycle_p50_us).c_str(),
+                 cell(s.cycle_p90_us).c_str(), cell(s.cycle_p99_us).c_str(),
+                 cell(s.acquire_p50_us).c_str(), cell(s.acquire_p99_us).c_str(),
+                 cell(s.p99_over_healthy_us).c_str(), std::to_string(s.unreachable).c_str(),
+                 cell(s.unreachable_p50_us).c_str(), cell(s.requests_per_acquisition).c_str(),
+                 cell(s.client_cpu_us_per_acquisition).c_str(), std::to_string(s.overlaps).c_str(),
+                 std::to_string(s.failures).c_str());
+   std::string row = buf;
+   if (!s.error.empty())
+      row += "  first failure: " + s.error + "\n";
+   return row;
+}
+
+constexpr char const* legend =
+    "times in microseconds; cyc: async_lock start to async_unlock end, one attempt (wait 0) per\n"
+    "cycle; acq: async_lock alone; +p99: cyc p99 over the run with no node frozen (target: at "
+    "most\n"
+    "2000); unreach: attempts that ended in quorum_unreachable, as they must when more than\n"
+    "nodes - quorum are frozen; unr p50: how long such an attempt took; req/acq: requests\n"
+    "(EVALSHA, EVAL) per acquisition on the nodes not frozen; cli/acq: worker CPU us per "
+    "acquisition\n";
+
+// The nodes to run over: ours, started here, or the given ones (which nothing may freeze).
+std::vector<std::string> node_urls(quorum_plan const& plan,
+                                   std::vector<std::unique_ptr<redis_process>>& own)
+{
+   if (!plan.urls.empty()) {
+      for (int k : plan.frozen)
+         if (k > 0)
+            throw std::runtime_error(
+                "--frozen needs the harness's own redis-servers: drop --redis");
+      return plan.urls;
+   }
+   std::vector<std::string> urls;
+   for (int i = 0; i < plan.nodes; ++i) {
+      own.push_back(std::make_unique<redis_process>());
+      urls.push_back(own.back()->url());
+   }
+   return urls;
+}
+
+std::string describe(run_spec const& r)
+{
+   return "quorum nodes=" + std::to_string(r.nodes.size()) + " frozen=" + std::to_string(r.frozen);
+}
+
+} // namespace
+
+bool run_quorum(quorum_plan const& plan)
+{
+   std::vector<std::unique_ptr<redis_process>> own;
+   auto const urls = node_urls(plan, own);
+   bool const progress = ::isatty(STDERR_FILENO) != 0;
+   bool sane = true;
+   std::optional<double> healthy_p99;
+   if (!plan.json)
+      std::cout << quorum_table_header() << std::flush;
+   for (std::size_t i = 0; i < plan.frozen.size(); ++i) {
+      run_spec spec = plan.base;
+      spec.sc = scenario::quorum;
+      spec.nodes = urls;
+      spec.frozen = plan.frozen[i];
+      spec.prefix = plan.base.prefix + std::to_string(i) + ":";
+      auto const what = "[" + std::to_string(i + 1) + "/" + std::to_string(plan.frozen.size()) +
+                        "] " + describe(spec);
+      auto const frozen_begin = own.end() - std::min<std::ptrdiff_t>(spec.frozen, std::ssize(own));
+      if (progress)
+         std::cerr << "\r\033[K" << what << ": warming up" << std::flush;
+      // Healthy first, so that every connection is up and busy when its node hangs; the
+      // run's own warm-up then absorbs the attempts that the freeze caught in flight.
+      auto freeze = [&] {
+         std::this_thread::sleep_for(spec.warmup);
+         for (auto it = frozen_begin; it != own.end(); ++it)
+            (*it)->pause();
+      };
+      auto r = run_once(
+          spec, std::nullopt,
+          [&](double s) {
+             if (progress)
+                std::fprintf(stderr, "\r\033[K%s: measuring %.1f/%.1f s", what.c_str(), s,
+                             static_cast<double>(spec.duration.count()) / 1000);
+          },
+          freeze);
+      for (auto it = frozen_begin; it != own.end(); ++it)
+         (*it)->resume();
+      if (progress)
+         std::cerr << "\r\033[K" << std::flush;
+      auto const s = summarize(r, healthy_p99);
+      if (s.frozen == 0 && s.cycle_p99_us)
+         healthy_p99 = s.cycle_p99_us;
+      std::cout << (plan.json ? to_json(s) + "\n" : table_row(s)) << std::flush;
+      if (!s.sane) {
+         sane = false;
+         std::cerr << "locksmith-bench: sanity check failed for " << describe(spec) << ": "
+                   << s.overlaps << " overlaps, " << s.failures << " failures, " << s.acquisitions
+                   << " acquisitions, " << s.unreachable << " quorum_unreachable"
+                   << (s.error.empty() ? "" : " (first failure: " + s.error + ")") << "\n";
+      }
+      if (s.p99_over_healthy_us && *s.p99_over_healthy_us > quorum_p99_allowance_us)
+         std::cerr << "locksmith-bench: target missed: cycle p99 with " << s.frozen << " frozen is "
+                   << number(*s.p99_over_healthy_us)
+                   << " us over the healthy run's (target: at most "
+                   << number(quorum_p99_allowance_us) << ")\n";
+   }
+   if (!plan.json)
+      std::cout << legend;
+   return sane;
+}
+
+} // namespace locksmith::bench

@@ -288,6 +288,21 @@ struct outcome {
    locksmith::report diag;
 };
 
+// Waits for the lock, records how and when it ended in `out`, then sets `done`.
+asio::awaitable<void> wait_for_lock(
+   locksmith::client& c,
+   std::string const& name,
+   locksmith::lock_options opts,
+   outcome& out,
+   event& done)
+{
+   auto [ec, l] = co_await c.async_lock(name, opts, out.diag, tuple);
+   out.at = clock_type::now();
+   out.ec = ec;
+   out.held = std::move(l);
+   done.set();
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(subscribe_waiting, subscribe_fixture)
@@ -299,13 +314,7 @@ BOOST_AUTO_TEST_CASE(release_message_wakes_the_waiter_without_a_timer)
    auto const name = unique_key();
    outcome wb;
    event b_done{ioc};
-   auto waiter = [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await b.async_lock(name, subscribe(30s, 10s), wb.diag, tuple);
-      wb.at = clock_type::now();
-      wb.ec = ec;
-      wb.held = std::move(l);
-      b_done.set();
-   };
+   auto waiter = [&] { return wait_for_lock(b, name, subscribe(30s, 10s), wb, b_done); };
    task_group tasks{ioc};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30s});
@@ -340,13 +349,7 @@ BOOST_AUTO_TEST_CASE(lost_message_is_made_up_by_the_pttl_timer)
    auto const name = unique_key();
    outcome wb;
    event b_done{ioc};
-   auto waiter = [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await b.async_lock(name, subscribe(10s, 10s), wb.diag, tuple);
-      wb.at = clock_type::now();
-      wb.ec = ec;
-      wb.held = std::move(l);
-      b_done.set();
-   };
+   auto waiter = [&] { return wait_for_lock(b, name, subscribe(10s, 10s), wb, b_done); };
    task_group tasks{ioc};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const t0 = clock_type::now();
@@ -378,13 +381,7 @@ BOOST_AUTO_TEST_CASE(expired_holder_is_replaced_at_its_pttl)
    auto const name = unique_key();
    outcome wb;
    event b_done{ioc};
-   auto waiter = [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await b.async_lock(name, subscribe(10s, 10s), wb.diag, tuple);
-      wb.at = clock_type::now();
-      wb.ec = ec;
-      wb.held = std::move(l);
-      b_done.set();
-   };
+   auto waiter = [&] { return wait_for_lock(b, name, subscribe(10s, 10s), wb, b_done); };
    task_group tasks{ioc};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const t0 = clock_type::now();
@@ -412,13 +409,7 @@ BOOST_AUTO_TEST_CASE(subscription_survives_a_reconnect)
    auto const name = unique_key();
    outcome wb;
    event b_done{ioc};
-   auto waiter = [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await b.async_lock(name, subscribe(30s, 10s), wb.diag, tuple);
-      wb.at = clock_type::now();
-      wb.ec = ec;
-      wb.held = std::move(l);
-      b_done.set();
-   };
+   auto waiter = [&] { return wait_for_lock(b, name, subscribe(30s, 10s), wb, b_done); };
    task_group tasks{ioc};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30s});
@@ -974,13 +965,7 @@ BOOST_AUTO_TEST_CASE(client_cancel_ends_a_sleeping_waiter)
    auto const name = unique_key();
    outcome wb;
    event b_done{ioc};
-   auto waiter = [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await b.async_lock(name, subscribe(30s, 3s), wb.diag, tuple);
-      wb.at = clock_type::now();
-      wb.ec = ec;
-      wb.held = std::move(l);
-      b_done.set();
-   };
+   auto waiter = [&] { return wait_for_lock(b, name, subscribe(30s, 3s), wb, b_done); };
    task_group tasks{ioc};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30s});

@@ -50,9 +50,15 @@ public:
    std::string const& token() const noexcept;
 
    /// The fencing token: strictly greater than that of every earlier acquisition of the same
-   /// name on the node (the maximum over the quorum with RedLock). Pass it to the resource you
-   /// protect, and have it refuse writes with a smaller one: a paused holder whose lease ran out
-   /// is then stopped by the resource, not by the lock.
+   /// name on the node. Pass it to the resource you protect, and have it refuse writes with a
+   /// smaller one: a paused holder whose lease ran out is then stopped by the resource, not by
+   /// the lock.
+   ///
+   /// With RedLock it is the maximum over the nodes that voted for this lease. That is not
+   /// consensus-safe (Kleppmann, "How to do distributed locking"): nodes mint fences
+   /// independently, and after a node restarts empty, or when clocks jump, a later holder's
+   /// quorum may report a smaller maximum than an earlier holder's. Where fencing must be
+   /// airtight, take the token from a consensus system, or from the protected store itself.
    std::uint64_t fencing_token() const noexcept;
 
    /// Until when the lock may be relied on, on this process's steady clock: the attempt's start +

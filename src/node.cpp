@@ -87,6 +87,14 @@ void redis_node::start()
 {
    conn_.async_run(cfg_, asio::consign(asio::detached, shared_from_this()));
    receive_loop();
+   // Load the scripts ahead of the first calls, so that a burst of them does not all meet
+   // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
+   // and so does one whose cache is emptied later (restart, failover, SCRIPT FLUSH).
+   auto req = std::make_shared<redis::request>();
+   for (auto const* s : {&acquire_script(), &release_script(), &extend_script()})
+      req->push("SCRIPT", "LOAD", s->text);
+   auto resp = std::make_shared<redis::generic_response>();
+   conn_.async_exec(*req, *resp, [req, resp](error_code, std::size_t) { });
 }
 
 void redis_node::stop()

@@ -137,6 +137,29 @@ struct client_core : std::enable_shared_from_this<client_core> {
    /// one, or a won one whose validity ran out.
    void release_everywhere(std::string const& name, std::string const& token);
 
+   /// The acquire script's call for one attempt.
+   std::shared_ptr<script_call const> acquire_call(
+      std::string const& name,
+      std::string const& token,
+      std::chrono::milliseconds ttl) const;
+
+   /// The lease of a won attempt, with its watchdog (or, unrenewed, its expiry) started.
+   lease grant(
+      std::string const& name,
+      std::string const& token,
+      std::uint64_t fence,
+      clock::time_point start,
+      clock::time_point until,
+      lock_options const& opts);
+
+   /// Waits, after a local unlock handed us the name, for what the waiters of other processes
+   /// wait for: that release's message, or one spin. operation_aborted on cancellation.
+   boost::asio::awaitable<error_code> take_turn(
+      entry const& turn,
+      wait_strategy::spin const* spin,
+      std::string const& channel,
+      clock::time_point deadline);
+
    /// Sleeps for `d`; with a channel, a release message on it ends the sleep early.
    /// operation_aborted on cancellation.
    boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d, std::string const* channel);

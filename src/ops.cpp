@@ -134,6 +134,51 @@ asio::awaitable<error_code> client_core::sleep(microseconds d, std::string const
    co_return (co_await cancelled()) ? error_code{asio::error::operation_aborted} : error_code{};
 }
 
+std::shared_ptr<script_call const> client_core::acquire_call(
+   std::string const& name,
+   std::string const& token,
+   milliseconds ttl) const
+{
+   return std::make_shared<script_call>(
+      acquire_script(),
+      std::vector<std::string>{lock_key(cfg.prefix, name), fence_key(cfg.prefix, name)},
+      std::vector<std::string>{token, std::to_string(ttl.count()), std::to_string((ttl + fence_linger).count())});
+}
+
+lease client_core::grant(
+   std::string const& name,
+   std::string const& token,
+   std::uint64_t fence,
+   clock::time_point start,
+   clock::time_point until,
+   lock_options const& opts)
+{
+   auto st = std::make_shared<lease_state>(shared_from_this(), name, token, fence, start, until, opts);
+   if (opts.renew)
+      asio::co_spawn(
+         ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin), asio::detached);
+   else
+      asio::co_spawn(ex, expire(st), asio::detached);
+   return lease{std::move(st)};
+}
+
+asio::awaitable<error_code> client_core::take_turn(
+   entry const& turn,
+   wait_strategy::spin const* spin,
+   std::string const& channel,
+   clock::time_point deadline)
+{
+   // Handed over by a local unlock: take our turn like the waiters of other processes, who
+   // learn of that release from its message (or their next spin). Trying at once, behind the
+   // release on our own connection, would always win, and starve every other process.
+   auto const left = std::chrono::duration_cast<microseconds>(deadline - clock::now());
+   if (spin)
+      co_return co_await sleep(spin_delay(*spin, left, random), nullptr);
+   if (messages(channel) != turn.seen)
+      co_return error_code{};  // its message is in already
+   co_return co_await sleep(std::min<microseconds>(cfg.node_timeout, std::max(left, microseconds{0})), &channel);
+}
+
 asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts, bool try_only, report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
@@ -156,28 +201,18 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    if (co_await cancelled())
       co_return lock_result{asio::error::operation_aborted, {}};
    auto const channel = release_channel(cfg.prefix, name);
-   if (turn.after_release) {
-      // Handed over by a local unlock: take our turn like the waiters of other processes, who
-      // learn of that release from its message (or their next spin). Trying at once, behind the
-      // release on our own connection, would always win, and starve every other process.
-      auto const left = std::chrono::duration_cast<microseconds>(deadline - clock::now());
-      auto const delay = spin ? spin_delay(*spin, left, random)
-                              : std::min<microseconds>(cfg.node_timeout, std::max(left, microseconds{0}));
-      if (spin || messages(channel) == turn.seen)
-         if (auto ec = co_await sleep(delay, spin ? nullptr : &channel))
-            co_return lock_result{ec, {}};
-   }
+   if (turn.after_release)
+      if (auto ec = co_await take_turn(turn, spin, channel, deadline))
+         co_return lock_result{ec, {}};
 
    auto const drift = opts.drift.value_or(default_drift(opts.ttl));
-   auto const token = random_token();
-   auto const call = std::make_shared<script_call>(
-      acquire_script(),
-      std::vector<std::string>{lock_key(cfg.prefix, name), fence_key(cfg.prefix, name)},
-      std::vector<std::string>{token, std::to_string(opts.ttl.count()),
-                               std::to_string((opts.ttl + fence_linger).count())});
    for (;;) {
       if (stopped)
          co_return lock_result{asio::error::operation_aborted, {}};
+      // A fresh token per attempt: a release of an earlier attempt that is late (NOSCRIPT, then
+      // EVAL) can never remove what this one takes.
+      auto const token = random_token();
+      auto const call = acquire_call(name, token, opts.ttl);
       auto const seen = messages(channel);
       auto const t0 = clock::now();
       auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
@@ -189,16 +224,8 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       error_code last = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
-            auto st = std::make_shared<lease_state>(
-               shared_from_this(), name, token, highest_fence(r), t0, *until, opts);
             guard.kept = true;
-            if (opts.renew)
-               asio::co_spawn(
-                  ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
-                  asio::detached);
-            else
-               asio::co_spawn(ex, expire(st), asio::detached);
-            co_return lock_result{error_code{}, lease{std::move(st)}};
+            co_return lock_result{error_code{}, grant(name, token, highest_fence(r), t0, *until, opts)};
          }
          last = error::validity_expired;
       }

@@ -135,13 +135,13 @@ void client_core::leave_slot(std::string const& name, bool released) noexcept
    if (it == slots_.end())
       return;
    auto& s = it->second;
-   auto const channel = release_channel(cfg.prefix, name);
    if (s.queue.empty()) {
       if (s.subscribed)
-         unsubscribe(channel);
+         unsubscribe(release_channel(cfg.prefix, name));
       slots_.erase(it);
       return;
    }
+   auto const channel = release_channel(cfg.prefix, name);
    waiter* next = s.queue.front();
    s.queue.pop_front();
    next->granted = true;

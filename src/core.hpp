@@ -93,8 +93,6 @@ struct client_core : std::enable_shared_from_this<client_core> {
       std::chrono::milliseconds max_hold,
       std::chrono::milliseconds loss_margin);
 
-   /// Ends the lease as lost; its key is released by the holder's unlock.
-   void declare_lost(lease_state& st);
 
    // In-process queue: one contender (or holder) per name; the others wait in FIFO order.
    struct waiter {

@@ -36,14 +36,6 @@ asio::awaitable<void> client_core::expire(std::shared_ptr<lease_state> st)
    }
 }
 
-void client_core::declare_lost(lease_state& st)
-{
-   // The key stays in Redis (unless it is gone already) until the holder, having stopped its
-   // work, calls unlock: released now, it would let the next holder in while the work may still
-   // be running.
-   st.end(lease_state::status::lost);
-}
-
 asio::awaitable<void> client_core::watch(
    std::weak_ptr<client_core> weak,
    std::shared_ptr<lease_state> st,
@@ -73,8 +65,11 @@ asio::awaitable<void> client_core::watch(
       if (st->st != status::held || !core || core->stopped)
          co_return;
       auto const now = clock::now();
+      // A lost lease stays in Redis (unless it is gone already) until the holder, having
+      // stopped its work, unlocks: released now, it would let the next holder in while that
+      // work may still run.
       if (now >= cap || now >= lost_at) {
-         core->declare_lost(*st);
+         st->end(status::lost);
          co_return;
       }
       if (now > last_start)
@@ -83,7 +78,7 @@ asio::awaitable<void> client_core::watch(
       if (!ec) {
          failing = false;
       } else if (ec == error::not_owner || ec == error::lease_expired) {
-         core->declare_lost(*st);  // the key is gone or someone else's: no retry can help
+         st->end(status::lost);  // the key is gone or someone else's: no retry can help
          co_return;
       } else {
          failing = true;

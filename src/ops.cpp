@@ -275,7 +275,7 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
    // Hand the name to the next local waiter now: its acquire goes out behind this release on
    // every connection, and commands on a connection run in order.
    st->end(status::released);
-   st->st = status::released;
+   st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
    auto [ec, r] = co_await async_fanout(ex, nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
    describe(r, nodes, diag);
    if (was_lost)

@@ -42,22 +42,24 @@ void lease_state::end(status s) noexcept
    st = s;
    watchdog.cancel();
    lost_event.cancel();
-   leave_slot(s == status::released);
+   if (s != status::released)
+      leave_slot();
 }
 
-void lease_state::leave_slot(bool released) noexcept
+void lease_state::leave_slot() noexcept
 {
    if (!in_slot)
       return;
    in_slot = false;
    if (auto c = core.lock())
-      c->leave_slot(name, released);
+      c->leave_slot(name);
 }
 
 client_core::client_core(asio::any_io_executor e, config c)
 : ex{std::move(e)}
 , cfg{std::move(c)}
 , config_error{validate_config(cfg)}
+, listener{cfg.nodes.size(), listener_links()}
 , random{std::random_device{}()}
 { }
 
@@ -65,29 +67,35 @@ client_core::client_core(asio::any_io_executor e, config c, std::vector<std::sha
 : ex{std::move(e)}
 , cfg{std::move(c)}
 , nodes{std::move(given)}
+, listener{nodes.size(), listener_links()}
 , random{std::random_device{}()}
 {
    cfg.nodes.assign(nodes.size(), "redis://fake");
    config_error = validate_config(cfg);
 }
 
+release_listener::links client_core::listener_links()
+{
+   // The listener is a member: it never outlives the core, nor calls it after start().
+   return {
+      [this](std::size_t i, std::string const& ch) { nodes[i]->subscribe(ch); },
+      [this](std::size_t i, std::string const& ch) { nodes[i]->unsubscribe(ch); },
+   };
+}
+
 void client_core::start()
 {
    if (config_error)
       return;
-   if (!nodes.empty()) {
-      for (auto& n : nodes)
-         n->start();
-      return;
-   }
-   // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.
-   auto on_msg = [weak = weak_from_this()](std::string_view ch) {
-      if (auto self = weak.lock())
-         self->on_message(ch);
-   };
-   for (auto const& url : cfg.nodes) {
-      nodes.push_back(std::make_shared<redis_node>(ex, *parse_url(url), cfg, on_msg));
-      nodes.back()->start();
+   if (nodes.empty())
+      for (auto const& url : cfg.nodes)
+         nodes.push_back(std::make_shared<redis_node>(ex, *parse_url(url), cfg));
+   for (std::size_t i = 0; i < nodes.size(); ++i) {
+      // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.
+      nodes[i]->start([weak = weak_from_this(), i](push_event const& e) {
+         if (auto self = weak.lock())
+            self->listener.on_push(i, e);
+      });
    }
 }
 
@@ -97,39 +105,34 @@ void client_core::stop()
    for (auto& n : nodes)
       n->stop();
    // Wake every sleeping and queued waiter: each sees `stopped` and completes.
-   for (auto& [name, ch] : channels_)
-      for (auto* t : ch.sleepers)
-         t->cancel();
+   listener.wake_all();
    for (auto& [name, s] : slots_)
       for (auto* w : s.queue)
          w->wake->cancel();
 }
 
-asio::awaitable<client_core::entry> client_core::enter_slot(
-   std::string const& name,
-   clock::time_point deadline,
-   bool by_message)
+asio::awaitable<error_code> client_core::enter_slot(std::string const& name, clock::time_point deadline)
 {
    if (stopped)
-      co_return entry{asio::error::operation_aborted};
+      co_return asio::error::operation_aborted;
    auto [it, first] = slots_.try_emplace(name);
    if (first)
-      co_return entry{};
+      co_return error_code{};
    asio::steady_timer wake{ex, deadline};
-   waiter w{&wake, by_message};
+   waiter w{&wake};
    it->second.queue.push_back(&w);
    // Woken by leave_slot (granted), by the deadline, or by cancellation.
    auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
    if (w.granted)
-      co_return entry{{}, w.after_release, w.seen};
+      co_return error_code{};
    auto& q = slots_.at(name).queue;
    q.erase(std::find(q.begin(), q.end(), &w));
    if (ec == asio::error::operation_aborted || stopped)
-      co_return entry{asio::error::operation_aborted};
-   co_return entry{error::wait_timeout};
+      co_return asio::error::operation_aborted;
+   co_return error::wait_timeout;
 }
 
-void client_core::leave_slot(std::string const& name, bool released) noexcept
+void client_core::leave_slot(std::string const& name) noexcept
 {
    auto it = slots_.find(name);
    if (it == slots_.end())
@@ -137,55 +140,14 @@ void client_core::leave_slot(std::string const& name, bool released) noexcept
    auto& s = it->second;
    if (s.queue.empty()) {
       if (s.subscribed)
-         unsubscribe(release_channel(cfg.prefix, name));
+         listener.release(release_channel(cfg.prefix, name));
       slots_.erase(it);
       return;
    }
-   auto const channel = release_channel(cfg.prefix, name);
    waiter* next = s.queue.front();
    s.queue.pop_front();
    next->granted = true;
-   next->after_release = released;
-   if (released && next->by_message && !s.subscribed) {
-      subscribe(channel);  // sent before the release, so its message reaches us
-      s.subscribed = true;
-   }
-   next->seen = messages(channel);
    next->wake->cancel();
-}
-
-void client_core::subscribe(std::string const& channel)
-{
-   auto& ch = channels_[channel];
-   if (ch.refs++ == 0)
-      for (auto& n : nodes)
-         n->subscribe(channel);
-}
-
-void client_core::unsubscribe(std::string const& channel) noexcept
-{
-   auto it = channels_.find(channel);
-   if (it == channels_.end() || --it->second.refs > 0)
-      return;
-   channels_.erase(it);
-   for (auto& n : nodes)
-      n->unsubscribe(channel);
-}
-
-std::uint64_t client_core::messages(std::string const& channel) const
-{
-   auto it = channels_.find(channel);
-   return it == channels_.end() ? 0 : it->second.messages;
-}
-
-void client_core::on_message(std::string_view channel)
-{
-   auto it = channels_.find(channel);
-   if (it == channels_.end())
-      return;
-   ++it->second.messages;
-   for (auto* t : it->second.sleepers)
-      t->cancel();
 }
 
 std::shared_ptr<script_call const> client_core::release_call(std::string const& name, std::string const& token) const

@@ -6,11 +6,13 @@
 
 #include "fanout.hpp"
 #include "node.hpp"
+#include "release_listener.hpp"
 
 #include <locksmith/config.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/report.hpp>
+#include <locksmith/detail/retry.hpp>
 #include <locksmith/detail/validity.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -55,12 +57,13 @@ struct lease_state {
 
    bool in_slot = true;  // holds the name's place in the in-process queue
 
-   /// Ends the lease in this process (no I/O): stops renewal, wakes the loss waiters, and frees
-   /// the name for the next local waiter.
+   /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
+   /// it is being released, it also frees the name for the next local waiter; an unlock does that
+   /// once its release has been answered.
    void end(status s) noexcept;
 
    /// Frees the name for the next local waiter, once.
-   void leave_slot(bool released) noexcept;
+   void leave_slot() noexcept;
 };
 
 struct client_core : std::enable_shared_from_this<client_core> {
@@ -95,41 +98,23 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
 
    // In-process queue: one contender (or holder) per name; the others wait in FIFO order.
+   // A queued waiter lives in its coroutine's frame (enter_slot), and `wake` points at a timer
+   // there: the coroutine unlinks itself from the queue before that frame can end, unless
+   // leave_slot unlinked it first when granting it the name.
    struct waiter {
       boost::asio::steady_timer* wake;
-      bool by_message;             // waits with the subscribe strategy
       bool granted = false;
-      bool after_release = false;  // granted by an unlock, whose release is on its way
-      std::uint64_t seen = 0;      // release messages counted when granted
    };
    struct slot {
       std::deque<waiter*> queue;
       bool subscribed = false;  // holds one reference on the name's release channel
    };
-   /// How a coroutine entered its name's slot.
-   struct entry {
-      error_code ec;               // wait_timeout at the deadline, operation_aborted on cancellation
-      bool after_release = false;  // handed over by a local unlock
-      std::uint64_t seen = 0;      // release messages counted then
-   };
-   /// Waits until this coroutine is the only one of the process to contend for `name`.
-   boost::asio::awaitable<entry> enter_slot(std::string const& name, clock::time_point deadline, bool by_message);
-   /// Passes the name to the next local waiter, or forgets it. After a release (`released`),
-   /// the next waiter is subscribed before the release goes out, so that it can wait for its
-   /// message like the waiters of other processes.
-   void leave_slot(std::string const& name, bool released) noexcept;
+   /// Waits until this coroutine is the only one of the process to contend for `name`:
+   /// wait_timeout at the deadline, operation_aborted on cancellation.
+   boost::asio::awaitable<error_code> enter_slot(std::string const& name, clock::time_point deadline);
+   /// Passes the name to the next local waiter, which tries at once, or forgets it.
+   void leave_slot(std::string const& name) noexcept;
    bool slot_busy(std::string const& name) const { return slots_.contains(name); }
-
-   // Release subscriptions, reference-counted per channel, shared by all waiters.
-   struct channel_state {
-      std::size_t refs = 0;
-      std::uint64_t messages = 0;
-      std::vector<boost::asio::steady_timer*> sleepers;
-   };
-   void subscribe(std::string const& channel);
-   void unsubscribe(std::string const& channel) noexcept;
-   std::uint64_t messages(std::string const& channel) const;
-   void on_message(std::string_view channel);
 
    /// Sends release to every node and forgets the answers: after a lost attempt, a cancelled
    /// one, or a won one whose validity ran out.
@@ -150,15 +135,20 @@ struct client_core : std::enable_shared_from_this<client_core> {
       clock::time_point until,
       lock_options const& opts);
 
-   /// Waits, after a local unlock handed us the name, for what the waiters of other processes
-   /// wait for: that release's message, or one spin. operation_aborted on cancellation.
-   boost::asio::awaitable<error_code> take_turn(
-      entry const& turn,
-      wait_strategy::spin const* spin,
+   /// After a lost attempt: decides (next_after) and waits for the next try. Success: try again;
+   /// else the error to complete with.
+   boost::asio::awaitable<error_code> wait_to_retry(
+      attempt_facts& f,
+      fanout_result const& r,
+      std::string const& name,
       std::string const& channel,
+      std::uint64_t seen,
+      wait_strategy::spin const* spin,
+      bool no_wait,
       clock::time_point deadline);
 
-   /// Sleeps for `d`; with a channel, a release message on it ends the sleep early.
+   /// Sleeps for `d`; with a channel, a release event on it (release_listener::events) ends the
+   /// sleep early.
    /// operation_aborted on cancellation.
    boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d, std::string const* channel);
 
@@ -169,15 +159,13 @@ struct client_core : std::enable_shared_from_this<client_core> {
    config cfg;
    error_code config_error;
    std::vector<std::shared_ptr<node>> nodes;
+   release_listener listener;
    std::mt19937_64 random;
 
 private:
+   release_listener::links listener_links();
+
    std::unordered_map<std::string, slot> slots_;
-   struct string_hash {
-      using is_transparent = void;
-      std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
-   };
-   std::unordered_map<std::string, channel_state, string_hash, std::equal_to<>> channels_;
 };
 
 }  // namespace locksmith::detail

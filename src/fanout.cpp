@@ -21,24 +21,26 @@ std::size_t fanout_result::count(vote v) const noexcept
 bool fanout_result::server_error() const noexcept
 {
    return std::any_of(nodes.begin(), nodes.end(), [](node_result const& n) {
-      return n.v == vote::failed && !n.reply.ec && n.reply.resp.has_error();
+      return n.v == vote::failed && !n.reply.ec && (n.reply.resp.has_error() || n.malformed);
    });
 }
 
 namespace {
 
-// How one node voted, from the script's reply.
+// How one node voted, from the script's reply. A reply that is neither an error nor of the
+// script's shape is no vote.
 vote classify(script const& code, node_result& r)
 {
    if (r.reply.ec)
       return vote::failed;
-   if (&code == &acquire_script()) {
-      if (parse_acquire(r.reply.resp, r.acquire))
-         return vote::failed;
-      return r.acquire.acquired ? vote::yes : vote::no;
-   }
-   if (parse_ownership(r.reply.resp, r.own))
+   bool const acquire = &code == &acquire_script();
+   auto const ec = acquire ? parse_acquire(r.reply.resp, r.acquire) : parse_ownership(r.reply.resp, r.own);
+   if (ec) {
+      r.malformed = !r.reply.resp.has_error();
       return vote::failed;
+   }
+   if (acquire)
+      return r.acquire.acquired ? vote::yes : vote::no;
    return r.own == ownership::done ? vote::yes : vote::no;
 }
 
@@ -50,13 +52,19 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       result.nodes.resize(n);
    }
 
-   void on_reply(script const& code, std::size_t i, node_reply&& reply)
+   void on_reply(script const& code, std::size_t i, node_reply&& reply, node& from)
    {
-      if (!handler)
-         return;  // decided already: a late reply
-      auto& r = result.nodes[i];
+      node_result late;
+      // Once decided, `result` may have been moved out: a late reply is looked at apart.
+      auto& r = handler ? result.nodes[i] : late;
       r.reply = std::move(reply);
       r.v = classify(code, r);
+      // A reply of the wrong shape means the connection matches replies to the wrong requests:
+      // nothing more it answers can be trusted until it is a new connection.
+      if (r.malformed)
+         from.reconnect();
+      if (!handler)
+         return;
       if (votes.record(r.v == vote::yes) != outcome::pending)
          complete({}, votes.state());
    }
@@ -109,7 +117,7 @@ void start_fanout(
    for (std::size_t i = 0; i < nodes.size(); ++i)
       nodes[i]->eval(
          call, timeout, [op, acquire] { return !acquire || static_cast<bool>(op->handler); },
-         [op, &code, i](node_reply&& r) { op->on_reply(code, i, std::move(r)); });
+         [op, &code, i, n = nodes[i]](node_reply&& r) { op->on_reply(code, i, std::move(r), *n); });
 }
 
 }  // namespace locksmith::detail

@@ -26,6 +26,7 @@ struct node_result {
    node_reply reply;
    acquire_reply acquire;               // acquire script, when parsed
    ownership own = ownership::expired;  // release and extend scripts, when parsed
+   bool malformed = false;              // a reply, not an error, but not of the script's shape
 };
 
 /// The state of a fan-out when it was decided.
@@ -34,7 +35,8 @@ struct fanout_result {
    std::vector<node_result> nodes;
 
    std::size_t count(vote v) const noexcept;
-   /// True when some node answered with a server error (not a transport error or timeout).
+   /// True when some node answered with a server error or a reply of the wrong shape (not a
+   /// transport error or timeout).
    bool server_error() const noexcept;
 };
 

@@ -5,6 +5,7 @@
 #include <boost/asio/consign.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl/context.hpp>
 
 namespace locksmith::detail {
@@ -54,6 +55,36 @@ void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
    req.push_range(cmd, code, all.begin(), all.end());
 }
 
+// The one way onto a command connection. A request with a command that expects no reply (SUBSCRIBE,
+// UNSUBSCRIBE) would let Boost.Redis take the next reply for a push and shift every later reply
+// onto the wrong request, so it is refused here, before anything is sent.
+struct command_initiation {
+   redis::connection* conn;
+
+   using executor_type = redis::connection::executor_type;
+   executor_type get_executor() const noexcept { return conn->get_executor(); }
+
+   template <class Handler, class Response>
+   void operator()(Handler&& handler, redis::request const* req, Response* resp) const
+   {
+      if (req->get_expected_responses() != req->get_commands()) {
+         auto ex = asio::get_associated_executor(handler, get_executor());
+         asio::post(ex, [h = std::forward<Handler>(handler)]() mutable {
+            std::move(h)(error_code{error::invalid_argument}, std::size_t{0});
+         });
+         return;
+      }
+      conn->async_exec(*req, *resp, std::forward<Handler>(handler));
+   }
+};
+
+template <class Response, class CompletionToken>
+auto exec_command(redis::connection& conn, redis::request const& req, Response& resp, CompletionToken&& token)
+{
+   return asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
+      command_initiation{&conn}, token, &req, &resp);
+}
+
 }  // namespace
 
 script_call::script_call(script const& s, std::vector<std::string> k, std::vector<std::string> a)
@@ -73,20 +104,26 @@ boost::redis::request const& script_call::by_text() const
    return *by_text_;
 }
 
-redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message)
+redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg)
 : cfg_{make_redis_config(url, cfg)}
 , name_{redacted(url)}
 , last_problem_{std::make_shared<std::string>()}
-, conn_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
-, on_message_{std::move(on_message)}
+, cmd_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
+, sub_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
 {
-   conn_.set_receive_response(pushes_);
+   sub_.set_receive_response(pushes_);
 }
 
-void redis_node::start()
+void redis_node::start(push_handler on_push)
 {
-   conn_.async_run(cfg_, asio::consign(asio::detached, shared_from_this()));
+   on_push_ = std::move(on_push);
+   run_commands();
+   sub_.async_run(cfg_, asio::consign(asio::detached, shared_from_this()));
    receive_loop();
+   // First on the subscriber connection, and first again in every restore after a reconnect.
+   redis::request marker;
+   marker.subscribe({std::string{connection_marker}});
+   send_pubsub(std::move(marker));
    // Load the scripts ahead of the first calls, so that a burst of them does not all meet
    // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
    // and so does one whose cache is emptied later (restart, failover, SCRIPT FLUSH).
@@ -94,13 +131,32 @@ void redis_node::start()
    for (auto const* s : {&acquire_script(), &release_script(), &extend_script()})
       req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
-   conn_.async_exec(*req, *resp, [req, resp](error_code, std::size_t) { });
+   exec_command(cmd_, *req, *resp, [req, resp](error_code, std::size_t) { });
+}
+
+void redis_node::run_commands()
+{
+   // Runs until stop(), or until reconnect() cancels it to drop a connection that lost step.
+   cmd_.async_run(cfg_, [self = shared_from_this()](error_code) {
+      self->reconnecting_ = false;
+      if (!self->stopped_)
+         self->run_commands();
+   });
+}
+
+void redis_node::reconnect()
+{
+   if (stopped_ || reconnecting_)
+      return;
+   reconnecting_ = true;
+   cmd_.cancel(redis::operation::run);
 }
 
 void redis_node::stop()
 {
    stopped_ = true;
-   conn_.cancel();
+   cmd_.cancel();
+   sub_.cancel();
 }
 
 struct redis_node::pending_eval {
@@ -130,8 +186,8 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
    auto const left = p->deadline - std::chrono::steady_clock::now();
    p->reply.resp = {};
    auto& resp = p->reply.resp;
-   conn_.async_exec(
-      req, resp,
+   exec_command(
+      cmd_, req, resp,
       asio::cancel_after(left, [self = shared_from_this(), p, by_text](error_code ec, std::size_t) {
          auto& r = p->reply;
          // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text once.
@@ -150,25 +206,31 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
       }));
 }
 
+void redis_node::send_pubsub(redis::request req)
+{
+   auto r = std::make_shared<redis::request>(std::move(req));
+   sub_.async_exec(*r, redis::ignore, [r](error_code, std::size_t) { });
+}
+
 void redis_node::subscribe(std::string const& channel)
 {
-   auto req = std::make_shared<redis::request>();
-   req->subscribe({channel});
-   conn_.async_exec(*req, redis::ignore, [req](error_code, std::size_t) { });
+   redis::request req;
+   req.subscribe({channel});
+   send_pubsub(std::move(req));
 }
 
 void redis_node::unsubscribe(std::string const& channel)
 {
-   auto req = std::make_shared<redis::request>();
-   req->unsubscribe({channel});
-   conn_.async_exec(*req, redis::ignore, [req](error_code, std::size_t) { });
+   redis::request req;
+   req.unsubscribe({channel});
+   send_pubsub(std::move(req));
 }
 
 void redis_node::receive_loop()
 {
    // Unread pushes stall every reply on the connection, so this loop is always waiting, and only
    // dispatches what it read before waiting again.
-   conn_.async_receive2([self = shared_from_this()](error_code ec) {
+   sub_.async_receive2([self = shared_from_this()](error_code ec) {
       if (ec || self->stopped_)
          return;
       self->dispatch_pushes();
@@ -182,13 +244,10 @@ void redis_node::dispatch_pushes()
       pushes_ = {};
       return;
    }
-   auto const& nodes = pushes_.value();
-   // A push is an aggregate at depth 0: "message", channel, payload.
-   for (std::size_t i = 0; i + 2 < nodes.size(); ++i) {
-      if (nodes[i].depth == 0 && nodes[i].aggregate_size == 3 && nodes[i + 1].value == "message")
-         on_message_(nodes[i + 2].value);
-   }
+   auto const events = parse_pushes(pushes_.value());
    pushes_.value().clear();
+   for (auto const& e : events)
+      on_push_(e);
 }
 
 }  // namespace locksmith::detail

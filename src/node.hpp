@@ -1,10 +1,12 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-// One Redis node: a Boost.Redis connection (commands and RESP3 pushes), its run loop, its push
-// receive loop, and script calls with a per-call timeout and the NOSCRIPT fallback.
+// One Redis node: two Boost.Redis connections, one for commands (script calls with a per-call
+// timeout and the NOSCRIPT fallback) and one for pub/sub (SUBSCRIBE, UNSUBSCRIBE and the pushes
+// they bring), each with its own run loop and reconnection.
 #ifndef LOCKSMITH_SRC_NODE_HPP
 #define LOCKSMITH_SRC_NODE_HPP
 
 #include <locksmith/config.hpp>
+#include <locksmith/detail/pushes.hpp>
 #include <locksmith/detail/scripts.hpp>
 #include <locksmith/detail/url.hpp>
 #include <locksmith/error.hpp>
@@ -46,6 +48,9 @@ struct node_reply {
    std::chrono::steady_clock::duration latency{};
 };
 
+/// Called on the node's executor for each push of its subscriber connection, in order.
+using push_handler = std::function<void(push_event const&)>;
+
 /// What the acquire engine needs of a node. The engine runs over this interface so that unit
 /// tests can drive it over fake nodes with injected failures.
 class node {
@@ -64,30 +69,38 @@ public:
       std::function<bool()> still_wanted,
       std::function<void(node_reply&&)> done) = 0;
 
-   /// Subscribes to the channel, to be restored after a reconnect. Commands on one connection
-   /// run in order, so a script sent after this runs after the subscription is active.
+   /// Subscribes to the channel on the node's subscriber connection, which restores it after a
+   /// reconnect. The server's confirmation comes later, as a `subscribed` push: only from then on
+   /// are the channel's messages sure to arrive.
    virtual void subscribe(std::string const& channel) = 0;
    virtual void unsubscribe(std::string const& channel) = 0;
 
-   /// Starts the node's loops; stops them (pending calls then complete with an error).
-   virtual void start() = 0;
+   /// The command connection is out of step with its replies (a reply of the wrong shape came
+   /// back): drop it and connect again. Requests in flight on it fail.
+   virtual void reconnect() = 0;
+
+   /// Starts the node's loops, and hands each push of its subscriber connection to `on_push`; a
+   /// `connected` push comes first on each (re)connection of that connection. Stops them
+   /// (pending calls then complete with an error).
+   virtual void start(push_handler on_push) = 0;
    virtual void stop() = 0;
 
    /// The node's URL without its password.
    virtual std::string const& name() const noexcept = 0;
 };
 
-/// A node on a Boost.Redis connection.
+/// A node on two Boost.Redis connections. The command connection carries only requests whose
+/// every command has a reply: Boost.Redis 1.92 reads a reply as a push while the request at the head
+/// of its queue expects none (a SUBSCRIBE), and from then on matches every reply to the wrong
+/// request. Pub/sub therefore has a connection of its own.
 class redis_node final : public node, public std::enable_shared_from_this<redis_node> {
 public:
-   using message_handler = std::function<void(std::string_view channel)>;
+   redis_node(boost::asio::any_io_executor ex, node_url url, config const& cfg);
 
-   redis_node(boost::asio::any_io_executor ex, node_url url, config const& cfg, message_handler on_message);
+   /// Starts both connections' run loops and the push receive loop. They keep the node alive.
+   void start(push_handler on_push) override;
 
-   /// Starts the connection's run loop and the push receive loop. Both keep the node alive.
-   void start() override;
-
-   /// Stops both loops; pending calls complete with an error.
+   /// Stops every loop; pending calls complete with an error.
    void stop() override;
 
    void eval(
@@ -100,23 +113,27 @@ public:
    void subscribe(std::string const& channel) override;
    void unsubscribe(std::string const& channel) override;
 
-   std::string const& name() const noexcept override { return name_; }
+   void reconnect() override;
 
-   boost::redis::connection& connection() noexcept { return conn_; }
+   std::string const& name() const noexcept override { return name_; }
 
 private:
    struct pending_eval;
    void exec_eval(std::shared_ptr<pending_eval> p, bool by_text);
+   void run_commands();
    void receive_loop();
    void dispatch_pushes();
+   void send_pubsub(boost::redis::request req);
 
    boost::redis::config cfg_;
    std::string name_;
-   std::shared_ptr<std::string> last_problem_;  // written by the connection's logger
-   boost::redis::connection conn_;
+   std::shared_ptr<std::string> last_problem_;  // written by the connections' logger
+   boost::redis::connection cmd_;               // scripts only: every command has a reply
+   boost::redis::connection sub_;               // SUBSCRIBE, UNSUBSCRIBE and their pushes only
    boost::redis::generic_response pushes_;
-   message_handler on_message_;
+   push_handler on_push_;
    bool stopped_ = false;
+   bool reconnecting_ = false;
 };
 
 }  // namespace locksmith::detail

@@ -4,6 +4,7 @@
 
 #include <locksmith/detail/backoff.hpp>
 #include <locksmith/detail/keys.hpp>
+#include <locksmith/detail/retry.hpp>
 #include <locksmith/detail/token.hpp>
 #include <locksmith/detail/validate.hpp>
 #include <locksmith/detail/validity.hpp>
@@ -115,7 +116,7 @@ struct slot_guard {
    ~slot_guard()
    {
       if (!kept)
-         core.leave_slot(name, false);
+         core.leave_slot(name);
    }
 };
 
@@ -124,13 +125,12 @@ struct slot_guard {
 asio::awaitable<error_code> client_core::sleep(microseconds d, std::string const* channel)
 {
    asio::steady_timer t{ex, d};
-   auto* sleepers = channel ? &channels_[*channel].sleepers : nullptr;
-   if (sleepers)
-      sleepers->push_back(&t);
-   // Ends at the delay, on a release message (on_message cancels the timer), or on cancellation.
+   if (channel)
+      listener.add_sleeper(*channel, &t);
+   // Ends at the delay, on a release event (the listener cancels the timer), or on cancellation.
    co_await t.async_wait(use_tuple);
-   if (sleepers)
-      sleepers->erase(std::find(sleepers->begin(), sleepers->end(), &t));
+   if (channel)
+      listener.remove_sleeper(*channel, &t);
    co_return (co_await cancelled()) ? error_code{asio::error::operation_aborted} : error_code{};
 }
 
@@ -162,23 +162,6 @@ lease client_core::grant(
    return lease{std::move(st)};
 }
 
-asio::awaitable<error_code> client_core::take_turn(
-   entry const& turn,
-   wait_strategy::spin const* spin,
-   std::string const& channel,
-   clock::time_point deadline)
-{
-   // Handed over by a local unlock: take our turn like the waiters of other processes, who
-   // learn of that release from its message (or their next spin). Trying at once, behind the
-   // release on our own connection, would always win, and starve every other process.
-   auto const left = std::chrono::duration_cast<microseconds>(deadline - clock::now());
-   if (spin)
-      co_return co_await sleep(spin_delay(*spin, left, random), nullptr);
-   if (messages(channel) != turn.seen)
-      co_return error_code{};  // its message is in already
-   co_return co_await sleep(std::min<microseconds>(cfg.node_timeout, std::max(left, microseconds{0})), &channel);
-}
-
 asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts, bool try_only, report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
@@ -193,74 +176,88 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    if (no_wait && slot_busy(name))
       co_return lock_result{error::lock_taken, {}};  // held or contended by this process
    auto const* spin = std::get_if<wait_strategy::spin>(&opts.strategy);
-   // Only one coroutine per process and name contends in Redis; the others queue here.
-   auto const turn = co_await enter_slot(name, deadline, !spin);
-   if (turn.ec)
-      co_return lock_result{turn.ec, {}};
+   // Only one coroutine per process and name contends in Redis; the others queue here. One that
+   // a local unlock hands the name to tries at once: that release has been answered, and the
+   // waiters of other processes learn of it at the same moment, from its message.
+   if (auto ec = co_await enter_slot(name, deadline))
+      co_return lock_result{ec, {}};
    slot_guard guard{*this, name};
-   if (co_await cancelled())
-      co_return lock_result{asio::error::operation_aborted, {}};
    auto const channel = release_channel(cfg.prefix, name);
-   if (turn.after_release)
-      if (auto ec = co_await take_turn(turn, spin, channel, deadline))
-         co_return lock_result{ec, {}};
-
    auto const drift = opts.drift.value_or(default_drift(opts.ttl));
    for (;;) {
-      if (stopped)
+      if (stopped || co_await cancelled())
          co_return lock_result{asio::error::operation_aborted, {}};
       // A fresh token per attempt: a release of an earlier attempt that is late (NOSCRIPT, then
       // EVAL) can never remove what this one takes.
       auto const token = random_token();
-      auto const call = acquire_call(name, token, opts.ttl);
-      auto const seen = messages(channel);
+      auto const seen = listener.events(channel);
       auto const t0 = clock::now();
-      auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
+      auto [ec, r] = co_await async_fanout(ex, nodes, acquire_call(name, token, opts.ttl), cfg.node_timeout, use_tuple);
       describe(r, nodes, diag);
       if (ec) {
          release_everywhere(name, token);  // cancelled: the SET may have landed anyway
          co_return lock_result{ec, {}};
       }
-      error_code last = lost_reason(r);
+      attempt_facts f{.lost = lost_reason(r)};
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
             guard.kept = true;
             co_return lock_result{error_code{}, grant(name, token, highest_fence(r), t0, *until, opts)};
          }
-         last = error::validity_expired;
+         f.lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       if (r.count(vote::no) != nodes.size())
          release_everywhere(name, token);
-      auto const now = clock::now();
-      if (last == error::unexpected_reply || no_wait || now >= deadline)
-         co_return lock_result{last == error::lock_taken && !no_wait ? error::wait_timeout : last, {}};
-      auto const left = std::chrono::duration_cast<microseconds>(deadline - now);
-      if (last == error::lock_taken && r.count(vote::yes) > 0) {
-         // A split vote: another contender took some nodes at the same moment. Both released,
-         // and both would meet again at the next message: draw lots before trying again.
-         auto const lots = wait_strategy::spin{.interval = milliseconds{0}, .jitter = cfg.node_timeout / 10};
-         if (auto ec = co_await sleep(spin_delay(lots, left, random), nullptr))
-            co_return lock_result{ec, {}};
-         continue;
-      }
-      bool const by_message = !spin && last == error::lock_taken;
-      if (by_message) {
-         auto& s = slots_.at(name);
-         if (!s.subscribed) {
-            // Retry at once: a release may have been published before the subscription.
-            subscribe(channel);
-            s.subscribed = true;
-            continue;
-         }
-         if (messages(channel) != seen)
-            continue;  // a release came while the try was in flight
-      }
-      auto const delay = by_message ? expiry_delay(shortest_pttl(r), probe_interval, left)
-                                    : spin_delay(spin ? *spin : wait_strategy::spin{}, left, random);
-      if (auto ec = co_await sleep(delay, by_message ? &channel : nullptr))
+      if (auto ec = co_await wait_to_retry(f, r, name, channel, seen, spin, no_wait, deadline))
          co_return lock_result{ec, {}};
    }
+}
+
+asio::awaitable<error_code> client_core::wait_to_retry(
+   attempt_facts& f,
+   fanout_result const& r,
+   std::string const& name,
+   std::string const& channel,
+   std::uint64_t seen,
+   wait_strategy::spin const* spin,
+   bool no_wait,
+   clock::time_point deadline)
+{
+   auto const now = clock::now();
+   f.no_wait = no_wait;
+   f.out_of_time = now >= deadline;
+   f.split_vote = r.count(vote::yes) > 0;
+   f.by_message = spin == nullptr;
+   f.subscription_confirmed = listener.confirmed(channel);
+   f.event_since_attempt = listener.events(channel) != seen;
+   auto const left = std::chrono::duration_cast<microseconds>(deadline - now);
+   // (An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.)
+   auto const step = next_after(f);
+   if (step == next_step::give_up)
+      co_return final_error(f);
+   if (step == next_step::retry_now)
+      co_return error_code{};
+   microseconds delay{};
+   std::string const* wake_on = nullptr;
+   if (step == next_step::draw_lots) {
+      delay = spin_delay(wait_strategy::spin{.interval = milliseconds{0}, .jitter = cfg.node_timeout / 10}, left, random);
+   } else if (step == next_step::await_subscription) {
+      auto& s = slots_.at(name);
+      if (!s.subscribed) {
+         listener.acquire(channel);
+         s.subscribed = true;
+      }
+      // Woken by the confirmation; a server that never confirms (pub/sub refused) is polled.
+      delay = std::min<microseconds>(probe_interval, left);
+      wake_on = &channel;
+   } else if (step == next_step::sleep_until_release) {
+      delay = expiry_delay(shortest_pttl(r), probe_interval, left);
+      wake_on = &channel;
+   } else {
+      delay = spin_delay(spin ? *spin : wait_strategy::spin{}, left, random);
+   }
+   co_return co_await sleep(delay, wake_on);
 }
 
 asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)
@@ -272,11 +269,11 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
    // A lost lease was left in Redis so that nobody could enter before its holder stopped
    // working; now that the holder gives it back, release it where it is still ours.
    bool const was_lost = st->st == status::lost;
-   // Hand the name to the next local waiter now: its acquire goes out behind this release on
-   // every connection, and commands on a connection run in order.
    st->end(status::released);
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
    auto [ec, r] = co_await async_fanout(ex, nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
+   // Only now may the next local waiter try: sooner, it would race its own release.
+   st->leave_slot();
    describe(r, nodes, diag);
    if (was_lost)
       co_return error::lease_lost;

@@ -30,7 +30,7 @@ asio::awaitable<void> client_core::expire(std::shared_ptr<lease_state> st)
       // The lease's end cancels the sleep; an extension moves valid_until, and we sleep again.
       co_await st->watchdog.async_wait(asio::as_tuple(asio::use_awaitable));
       if (st->st == lease_state::status::held && clock::now() >= st->valid_until) {
-         st->leave_slot(false);
+         st->leave_slot();
          co_return;
       }
    }

@@ -147,9 +147,24 @@ public:
          return;  // lost on the way: never runs
       enqueue(std::move(p), false);
    }
-   void subscribe(std::string const& channel) override { ++subscriptions[channel]; }
-   void unsubscribe(std::string const& channel) override { --subscriptions[channel]; }
-   void start() override { started = true; }
+   // Subscriptions are confirmed at once, as a server would, by a push posted to the client.
+   void subscribe(std::string const& channel) override
+   {
+      ++subscriptions[channel];
+      push({detail::push_event::kind::subscribed, channel});
+   }
+   void unsubscribe(std::string const& channel) override
+   {
+      --subscriptions[channel];
+      push({detail::push_event::kind::unsubscribed, channel});
+   }
+   void reconnect() override { ++reconnects; }
+   void start(detail::push_handler on_push) override
+   {
+      on_push_ = std::move(on_push);
+      started = true;
+      push({detail::push_event::kind::connected, {}});
+   }
    void stop() override { started = false; }
    std::string const& name() const noexcept override { return name_; }
 
@@ -222,6 +237,7 @@ public:
    std::map<std::string, int> subscriptions;
    std::size_t evals = 0;
    std::size_t publishes = 0;
+   std::size_t reconnects = 0;  // reconnect() calls: replies of the wrong shape
    bool started = false;
 
 private:
@@ -338,6 +354,8 @@ private:
          if (v == args[0]) {
             store_.erase(keys[0]);
             ++publishes;
+            if (subscriptions[args[1]] > 0)
+               push({detail::push_event::kind::message, args[1]});
             return number(1);
          }
          return number(v ? 0 : -1);
@@ -419,6 +437,18 @@ private:
    }
 
    boost::asio::any_io_executor ex_;
+   // Delivers a push on the executor, never inline, as a subscriber connection would.
+   void push(detail::push_event e)
+   {
+      if (!on_push_)
+         return;
+      boost::asio::post(ex_, [self = shared_from_this(), e = std::move(e)] {
+         if (self->started)
+            self->on_push_(e);
+      });
+   }
+
+   detail::push_handler on_push_;
    std::string name_;
    std::shared_ptr<fault_plan> plan_;
    std::uint64_t clock_base_;

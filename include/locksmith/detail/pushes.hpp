@@ -1,0 +1,43 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_DETAIL_PUSHES_HPP
+#define LOCKSMITH_DETAIL_PUSHES_HPP
+
+#include <boost/redis/resp3/node.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace locksmith::detail {
+
+/// A server push on a subscriber connection that the release listener acts on.
+struct push_event {
+   enum class kind {
+      message,       // a PUBLISH on a channel we are subscribed to
+      subscribed,    // the server confirmed a SUBSCRIBE of the channel
+      unsubscribed,  // the server confirmed an UNSUBSCRIBE of the channel
+      connected,     // the subscriber connection (re)connected: no channel; see connection_marker
+   };
+   kind what;
+   std::string channel;
+
+   friend bool operator==(push_event const&, push_event const&) = default;
+};
+
+/// The channel that a subscriber connection subscribes to first. Boost.Redis restores a
+/// connection's subscriptions after a reconnect with one SUBSCRIBE of every channel in sorted
+/// order, and the empty name sorts first: its confirmation says that the connection is new, and
+/// comes before the confirmations of the lock channels that it restores.
+inline constexpr std::string_view connection_marker{};
+
+/// The pushes among RESP3 nodes read from a subscriber connection, in order. A push is an
+/// aggregate at depth 0 whose first element names its kind and whose second is the channel
+/// (`message`, `subscribe`, `unsubscribe`). Anything else is skipped whole, nested aggregates
+/// included: pattern messages, anything on the connection marker but its confirmation (which
+/// reads as `connected`), errors (a SUBSCRIBE refused by an ACL), and a reply that Boost.Redis
+/// took for a push.
+std::vector<push_event> parse_pushes(std::vector<boost::redis::resp3::node> const& nodes);
+
+}  // namespace locksmith::detail
+
+#endif

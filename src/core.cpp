@@ -158,9 +158,16 @@ std::shared_ptr<script_call const> client_core::release_call(std::string const& 
       std::vector<std::string>{token, release_channel(cfg.prefix, name)});
 }
 
-void client_core::release_everywhere(std::string const& name, std::string const& token)
+void client_core::release_where_taken(std::string const& name, std::string const& token, fanout_result const& r)
 {
-   start_fanout(ex, nodes, release_call(name, token), cfg.node_timeout, [](error_code, fanout_result) { });
+   // A node that said taken holds someone else's key, never ours; every other one may hold ours
+   // (it said yes, failed, or had not answered when the attempt was decided).
+   std::vector<std::shared_ptr<node>> targets;
+   for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (i >= r.nodes.size() || r.nodes[i].v != vote::no)
+         targets.push_back(nodes[i]);
+   if (!targets.empty())
+      start_fanout(ex, targets, release_call(name, token), cfg.node_timeout, [](error_code, fanout_result) { });
 }
 
 }  // namespace locksmith::detail

@@ -116,9 +116,10 @@ struct client_core : std::enable_shared_from_this<client_core> {
    void leave_slot(std::string const& name) noexcept;
    bool slot_busy(std::string const& name) const { return slots_.contains(name); }
 
-   /// Sends release to every node and forgets the answers: after a lost attempt, a cancelled
-   /// one, or a won one whose validity ran out.
-   void release_everywhere(std::string const& name, std::string const& token);
+   /// Sends release to every node that may hold the attempt's key (all but those that said
+   /// taken) and forgets the answers: after a lost attempt, a cancelled one, or a won one whose
+   /// validity ran out.
+   void release_where_taken(std::string const& name, std::string const& token, fanout_result const& r);
 
    /// The acquire script's call for one attempt.
    std::shared_ptr<script_call const> acquire_call(

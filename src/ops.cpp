@@ -75,6 +75,16 @@ milliseconds shortest_pttl(fanout_result const& r)
    return best;
 }
 
+// The latency of the slowest node that answered the attempt.
+microseconds slowest_reply(fanout_result const& r)
+{
+   auto slowest = microseconds{0};
+   for (auto const& n : r.nodes)
+      if (n.v == vote::yes || n.v == vote::no)
+         slowest = std::max(slowest, std::chrono::duration_cast<microseconds>(n.reply.latency));
+   return slowest;
+}
+
 std::uint64_t highest_fence(fanout_result const& r)
 {
    std::uint64_t f = 0;
@@ -195,7 +205,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       auto [ec, r] = co_await async_fanout(ex, nodes, acquire_call(name, token, opts.ttl), cfg.node_timeout, use_tuple);
       describe(r, nodes, diag);
       if (ec) {
-         release_everywhere(name, token);  // cancelled: the SET may have landed anyway
+         release_where_taken(name, token, r);  // cancelled: the SET may have landed anyway
          co_return lock_result{ec, {}};
       }
       attempt_facts f{.lost = lost_reason(r)};
@@ -207,8 +217,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
          f.lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
-      if (r.count(vote::no) != nodes.size())
-         release_everywhere(name, token);
+      release_where_taken(name, token, r);
       if (auto ec = co_await wait_to_retry(f, r, name, channel, seen, spin, no_wait, deadline))
          co_return lock_result{ec, {}};
    }
@@ -241,7 +250,7 @@ asio::awaitable<error_code> client_core::wait_to_retry(
    microseconds delay{};
    std::string const* wake_on = nullptr;
    if (step == next_step::draw_lots) {
-      delay = spin_delay(wait_strategy::spin{.interval = milliseconds{0}, .jitter = cfg.node_timeout / 10}, left, random);
+      delay = lots_delay(slowest_reply(r), cfg.node_timeout, left, random);
    } else if (step == next_step::await_subscription) {
       auto& s = slots_.at(name);
       if (!s.subscribed) {

@@ -13,6 +13,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using locksmith::detail::expiry_delay;
+using locksmith::detail::lots_delay;
 using locksmith::detail::spin_delay;
 using locksmith::wait_strategy::spin;
 using std::chrono::microseconds;
@@ -131,6 +132,22 @@ BOOST_AUTO_TEST_CASE(expiry_delay_is_cut_to_the_time_left)
    BOOST_TEST(us(expiry_delay(250ms, 1s, 0us)) == 0);
    BOOST_TEST(us(expiry_delay(250ms, 1s, -5ms)) == 0);
    BOOST_TEST(us(expiry_delay(-1ms, 1s, -5ms)) == 0);
+}
+
+// After a split vote: a draw over a few round trips of the attempt, never a long sleep.
+BOOST_AUTO_TEST_CASE(lots_delay_spreads_over_a_few_round_trips)
+{
+   std::mt19937_64 rng{7};
+   microseconds longest{0};
+   for (int i = 0; i < 2000; ++i)
+      longest = std::max(longest, lots_delay(microseconds{100}, 50ms, plenty, rng));
+   BOOST_TEST(us(longest) <= 400);  // 4 x 100 µs
+   BOOST_TEST(us(longest) > 300);   // and uses the window
+   for (int i = 0; i < 200; ++i) {
+      BOOST_TEST(us(lots_delay(microseconds{1}, 50ms, plenty, rng)) <= 200);         // floor 200 µs
+      BOOST_TEST(us(lots_delay(microseconds{1'000'000}, 50ms, plenty, rng)) <= 5000);  // cap node_timeout / 10
+      BOOST_TEST(us(lots_delay(microseconds{100}, 50ms, microseconds{10}, rng)) <= 10);  // cut to the time left
+   }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

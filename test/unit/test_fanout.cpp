@@ -144,7 +144,7 @@ run_stats check(scenario const& s)
          BOOST_TEST((one || tight), "refused with " << ec.message());
          if (s.held_by_other > 0 || (s.how == mode::wait && tight && !one))
             BOOST_TEST((ec == error::lock_taken || ec == error::wait_timeout), ec.message());
-         else if (s.what == fault::error_reply)
+         else if (s.what == fault::error_reply || s.what == fault::wrong_shape)
             BOOST_TEST(ec == error::unexpected_reply, ec.message());
          else
             BOOST_TEST(ec == error::quorum_unreachable, ec.message());
@@ -181,8 +181,9 @@ run_stats check(scenario const& s)
       };
       // The error a fan-out that lost a needed node to the fault should report: a transient
       // failure (retry may help), not an answer about the key.
-      error_code const transient = s.what == fault::error_reply ? error_code{error::unexpected_reply}
-                                                                : error_code{error::quorum_unreachable};
+      bool const server_answer = s.what == fault::error_reply || s.what == fault::wrong_shape;
+      error_code const transient = server_answer ? error_code{error::unexpected_reply}
+                                                 : error_code{error::quorum_unreachable};
       auto const first_extend_call = c.plan->calls + 1;
       auto const before = l.valid_until();
       locksmith::report ediag;
@@ -276,11 +277,33 @@ BOOST_AUTO_TEST_CASE(fake_node_parses_the_calls)
    }()));
 }
 
-// Timeouts, refused connections, a hung node, a SET whose reply is lost, and an error reply, at
-// every node call of lock / extend / unlock.
+// Timeouts, refused connections, a hung node, a SET whose reply is lost, an error reply, and a
+// reply of the wrong shape, at every node call of lock / extend / unlock.
 BOOST_AUTO_TEST_CASE(every_single_fault_keeps_the_quorum_and_leaves_no_key)
 {
-   sweep({fault::timeout, fault::refused, fault::hang, fault::lost_reply, fault::error_reply});
+   sweep({fault::timeout, fault::refused, fault::hang, fault::lost_reply, fault::error_reply, fault::wrong_shape});
+}
+
+// A reply of another script's shape (a grant where a release's count belongs, a count where an
+// acquire's pair belongs) is what a connection that matches replies to the wrong requests gives:
+// no vote, unexpected_reply, and the node drops that connection.
+BOOST_AUTO_TEST_CASE(a_reply_of_the_wrong_shape_is_no_vote_and_reconnects_the_node)
+{
+   cluster c{1};
+   c.plan->what = fault::wrong_shape;
+   c.plan->fail_at = 1;
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
+      BOOST_TEST((ec == error::unexpected_reply), ec.message());
+      BOOST_TEST(!l.held());
+      BOOST_TEST(c.fakes[0]->reconnects == 1u);
+      auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
+      BOOST_TEST_REQUIRE(!ec2, ec2.message());
+      c.plan->fail_at = c.plan->calls + 1;  // the release's reply: a grant
+      BOOST_TEST((co_await c.core->unlock(l2.state(), nullptr) == error::unexpected_reply));
+      BOOST_TEST(c.fakes[0]->reconnects == 2u);
+   }()));
+   BOOST_TEST(c.fakes[0]->lock_keys().empty());
 }
 
 // As above, while another owner holds the key on N - quorum nodes: every free node is needed, so

@@ -41,6 +41,25 @@ inline std::chrono::microseconds expiry_delay(
    return std::clamp(delay, microseconds{0}, std::max(left, microseconds{0}));
 }
 
+/// The pause after a split vote (another contender took some nodes at the same moment; both
+/// released): a uniform draw in [0, window], so that the two do not meet again at once. The
+/// window is four times the slowest reply of the attempt, which spreads the retries over
+/// several round trips, within [200 µs, node_timeout / 10]: a few milliseconds of sleep, where
+/// a round trip takes 100 µs, would cost more than the split. Cut to the time left.
+template <class Random>
+std::chrono::microseconds lots_delay(
+   std::chrono::microseconds slowest_reply,
+   std::chrono::milliseconds node_timeout,
+   std::chrono::microseconds left,
+   Random& random)
+{
+   using std::chrono::microseconds;
+   auto const cap = std::max(microseconds{node_timeout} / 10, microseconds{200});
+   auto const window = std::clamp(4 * slowest_reply, microseconds{200}, cap);
+   std::uniform_int_distribution<std::int64_t> draw{0, window.count()};
+   return std::clamp(microseconds{draw(random)}, microseconds{0}, std::max(left, microseconds{0}));
+}
+
 }  // namespace locksmith::detail
 
 #endif

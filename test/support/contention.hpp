@@ -1,0 +1,141 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// Contention in the shape that once broke mutual exclusion (issue 16): several clients in one
+// process (each with its own connections and local queue, as separate processes would have),
+// several coroutines per client and several names, so that connections carry many contenders
+// at once. An occupancy counter per name, at the resource, counts two holders at once, and the
+// fencing tokens of successive holders of a name must rise strictly. Shared by the integration
+// test and locksmith-bench's `mutex` scenario.
+#pragma once
+
+#include <locksmith/client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace locksmith::test {
+
+struct contention_shape {
+   int clients = 4;
+   int coroutines = 8;
+   int names = 4;
+   long cycles = 20'000;                    // the run ends once this many lock/unlock cycles completed,
+   std::chrono::seconds budget{90};         // or when this time has passed
+   std::chrono::microseconds max_hold{500}; // each holder holds for a uniform 0..max_hold
+   bool spin = false;                       // spin{2 ms, 2 ms} instead of subscribe
+   std::chrono::milliseconds node_timeout{1000};
+};
+
+struct contention_tally {
+   long cycles = 0;
+   long overlaps = 0;    // a holder found another holder of its name at the resource
+   long inversions = 0;  // a holder's fencing token was not above its predecessor's
+   long errors = 0;
+   std::map<std::string, long> kinds;  // errors by operation and message
+   std::chrono::steady_clock::duration took{};
+
+   double per_second() const
+   {
+      auto const s = std::chrono::duration<double>(took).count();
+      return s > 0 ? static_cast<double>(cycles) / s : 0;
+   }
+};
+
+namespace contention_detail {
+
+namespace asio = boost::asio;
+
+struct state {
+   contention_tally t;
+   std::vector<int> occupancy;
+   std::vector<std::uint64_t> last_fence;
+   int running = 0;
+   bool stop = false;
+};
+
+inline asio::awaitable<void> contend(client& c, state& st, contention_shape s, std::string prefix, unsigned seed)
+{
+   constexpr auto tuple = asio::as_tuple(asio::deferred);
+   std::mt19937 rng{seed};
+   asio::steady_timer hold{co_await asio::this_coro::executor};
+   auto opts = lock_options{.ttl = std::chrono::seconds{2}, .wait = std::chrono::seconds{5}};
+   if (s.spin)
+      opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2}, .jitter = std::chrono::milliseconds{2}};
+   auto& t = st.t;
+   while (t.cycles < s.cycles && !st.stop) {
+      auto const k = static_cast<std::size_t>(rng() % static_cast<unsigned>(s.names));
+      auto [ec, l] = co_await c.async_lock(prefix + std::to_string(k), opts, tuple);
+      if (ec) {
+         ++t.errors;
+         ++t.kinds["lock: " + ec.message()];
+         continue;
+      }
+      if (++st.occupancy[k] > 1)
+         ++t.overlaps;
+      if (l.fencing_token() <= st.last_fence[k])
+         ++t.inversions;
+      st.last_fence[k] = std::max(st.last_fence[k], l.fencing_token());
+      hold.expires_after(std::chrono::microseconds{rng() % static_cast<unsigned>(s.max_hold.count() + 1)});
+      co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
+      --st.occupancy[k];
+      auto [uec] = co_await c.async_unlock(l, tuple);
+      if (uec) {
+         ++t.errors;
+         ++t.kinds["unlock: " + uec.message()];
+      }
+      ++t.cycles;
+   }
+}
+
+}  // namespace contention_detail
+
+/// Runs the shape against the nodes, on an io_context of its own, and returns the tally. Fresh
+/// lock names each run. Stops at s.cycles, or at s.budget with the cycles counted so far.
+inline contention_tally run_contention(std::vector<std::string> const& nodes, contention_shape s)
+{
+   namespace asio = boost::asio;
+   asio::io_context ioc{1};
+   config cfg{.nodes = nodes, .node_timeout = s.node_timeout};
+   std::vector<std::unique_ptr<client>> clients;
+   for (int i = 0; i < s.clients; ++i)
+      clients.push_back(std::make_unique<client>(ioc.get_executor(), cfg));
+   contention_detail::state st;
+   st.occupancy.assign(static_cast<std::size_t>(s.names), 0);
+   st.last_fence.assign(static_cast<std::size_t>(s.names), 0);
+   std::random_device rd;
+   auto const prefix = "contention/" + std::to_string(rd()) + "/";
+   asio::steady_timer all_done{ioc, s.budget};
+   for (int i = 0; i < s.clients; ++i)
+      for (int j = 0; j < s.coroutines; ++j) {
+         ++st.running;
+         asio::co_spawn(ioc, contention_detail::contend(*clients[i], st, s, prefix, rd()), [&](std::exception_ptr e) {
+            if (e)
+               ++st.t.kinds["exception"], ++st.t.errors;
+            if (--st.running == 0)
+               all_done.cancel();
+         });
+      }
+   all_done.async_wait([&](auto) {
+      // Out of time, or done: the workers end their cycles, and the clients close.
+      st.stop = true;
+   });
+   auto const t0 = std::chrono::steady_clock::now();
+   while (st.running > 0 && ioc.run_one() > 0) {
+   }
+   st.t.took = std::chrono::steady_clock::now() - t0;
+   return st.t;
+}
+
+}  // namespace locksmith::test

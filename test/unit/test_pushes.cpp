@@ -1,0 +1,77 @@
+// Unit tests of parse_pushes (include/locksmith/detail/pushes.hpp): RESP3 nodes as Boost.Redis
+// hands them to the receive loop of a subscriber connection.
+#include <locksmith/detail/pushes.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <vector>
+
+namespace {
+using locksmith::detail::parse_pushes;
+using locksmith::detail::push_event;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
+using kind = push_event::kind;
+
+node head(std::size_t n, type t = type::push) { return {t, n, 0, {}}; }
+node text(std::string v, std::size_t depth = 1) { return {type::blob_string, 1, depth, std::move(v)}; }
+node count(int v) { return {type::number, 1, 1, std::to_string(v)}; }
+
+// One push as the server sends it: >3 kind channel third.
+std::vector<node> push(std::string word, std::string channel, node third)
+{
+   return {head(3), text(std::move(word)), text(std::move(channel)), std::move(third)};
+}
+
+std::vector<node> cat(std::vector<std::vector<node>> parts)
+{
+   std::vector<node> out;
+   for (auto& p : parts)
+      out.insert(out.end(), p.begin(), p.end());
+   return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(pushes)
+
+BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
+{
+   auto const got = parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("")),
+                                      push("unsubscribe", "a", count(0))}));
+   std::vector<push_event> const want{{kind::subscribed, "a"}, {kind::message, "a"}, {kind::unsubscribed, "a"}};
+   BOOST_TEST((got == want));
+}
+
+BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
+{
+   auto const got = parse_pushes(cat({push("subscribe", "", count(1)), push("subscribe", "b", count(2))}));
+   std::vector<push_event> const want{{kind::connected, ""}, {kind::subscribed, "b"}};
+   BOOST_TEST((got == want));
+   // A message published to the marker's channel by someone else is noise.
+   BOOST_TEST(parse_pushes(push("message", "", text("x"))).empty());
+}
+
+BOOST_AUTO_TEST_CASE(other_pushes_and_stray_replies_are_skipped_whole)
+{
+   // A pattern message (4 elements), a reply Boost.Redis took for a push (+PONG), a refused
+   // SUBSCRIBE (-NOPERM), and a push whose channel is an aggregate; then one that counts.
+   std::vector<node> const pmessage{head(4), text("pmessage"), text("p*"), text("p1"), text("")};
+   std::vector<node> const pong{{type::simple_string, 1, 0, "PONG"}};
+   std::vector<node> const refused{{type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
+   std::vector<node> const nested{head(3), text("message"), {type::array, 1, 1, {}}, text("x", 2), text("")};
+   auto const got = parse_pushes(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}));
+   std::vector<push_event> const want{{kind::message, "c"}};
+   BOOST_TEST((got == want));
+}
+
+BOOST_AUTO_TEST_CASE(truncated_and_unknown_pushes_give_nothing)
+{
+   BOOST_TEST(parse_pushes({}).empty());
+   BOOST_TEST(parse_pushes({head(3)}).empty());
+   BOOST_TEST(parse_pushes({head(3), text("message")}).empty());
+   BOOST_TEST(parse_pushes(push("invalidate", "k", text(""))).empty());
+   BOOST_TEST(parse_pushes({head(1), text("subscribe")}).empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

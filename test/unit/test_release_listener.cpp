@@ -1,0 +1,114 @@
+// Unit tests of the release listener (src/release_listener.hpp): when a subscription counts as
+// confirmed, and which pushes wake the sleepers. Pushes are fed by hand; no sockets.
+#include "../../src/release_listener.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+using locksmith::detail::push_event;
+using locksmith::detail::release_listener;
+using kind = push_event::kind;
+
+struct fixture {
+   std::vector<std::pair<std::size_t, std::string>> sent;  // node, "+channel" or "-channel"
+   release_listener l;
+
+   explicit fixture(std::size_t nodes)
+   : l{nodes,
+       {[this](std::size_t i, std::string const& c) { sent.emplace_back(i, "+" + c); },
+        [this](std::size_t i, std::string const& c) { sent.emplace_back(i, "-" + c); }}}
+   { }
+
+   void ack(std::size_t node, kind k, std::string const& c = "ch") { l.on_push(node, {k, c}); }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(release_listener_tests)
+
+BOOST_AUTO_TEST_CASE(confirmed_on_a_quorum_of_nodes)
+{
+   fixture f{5};
+   f.l.acquire("ch");
+   f.l.acquire("ch");  // a second reference sends nothing
+   BOOST_TEST(f.sent.size() == 5u);
+   BOOST_TEST(!f.l.confirmed("ch"));
+   f.ack(0, kind::subscribed);
+   f.ack(3, kind::subscribed);
+   BOOST_TEST(!f.l.confirmed("ch"));
+   auto const before = f.l.events("ch");
+   f.ack(4, kind::subscribed);
+   BOOST_TEST(f.l.confirmed("ch"));
+   BOOST_TEST(f.l.events("ch") == before + 1);  // becoming confirmed is an event
+   f.ack(1, kind::subscribed);
+   BOOST_TEST(f.l.events("ch") == before + 1);  // staying confirmed is not
+}
+
+BOOST_AUTO_TEST_CASE(a_late_confirmation_of_an_earlier_subscribe_does_not_count)
+{
+   fixture f{1};
+   f.l.acquire("ch");
+   f.l.release("ch");
+   f.l.acquire("ch");  // SUBSCRIBE, UNSUBSCRIBE, SUBSCRIBE on their way
+   BOOST_TEST(f.sent.size() == 3u);
+   f.ack(0, kind::subscribed);
+   BOOST_TEST(!f.l.confirmed("ch"));  // the server unsubscribes next
+   f.ack(0, kind::unsubscribed);
+   BOOST_TEST(!f.l.confirmed("ch"));
+   f.ack(0, kind::subscribed);
+   BOOST_TEST(f.l.confirmed("ch"));
+}
+
+BOOST_AUTO_TEST_CASE(messages_and_new_connections_wake_the_sleepers)
+{
+   boost::asio::io_context ioc;
+   fixture f{1};
+   f.l.acquire("ch");
+   f.ack(0, kind::subscribed);
+   boost::asio::steady_timer t{ioc, std::chrono::hours{1}};
+   bool woken = false;
+   f.l.add_sleeper("ch", &t);
+   t.async_wait([&](auto ec) { woken = ec == boost::asio::error::operation_aborted; });
+   auto const e0 = f.l.events("ch");
+   f.ack(0, kind::message);
+   BOOST_TEST(f.l.events("ch") == e0 + 1);
+   ioc.run_for(std::chrono::seconds{1});
+   BOOST_TEST(woken);
+
+   // A new subscriber connection: the node's subscription is being restored, and a release may
+   // have been missed. Unconfirmed until the restore's confirmation, and an event at once.
+   f.ack(0, kind::connected, "");
+   BOOST_TEST(f.l.events("ch") == e0 + 2);
+   BOOST_TEST(!f.l.confirmed("ch"));
+   f.ack(0, kind::subscribed);
+   BOOST_TEST(f.l.confirmed("ch"));
+   f.l.remove_sleeper("ch", &t);
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_channel_is_forgotten_once_its_unsubscribe_is_confirmed)
+{
+   fixture f{2};
+   f.l.acquire("ch");
+   f.ack(0, kind::subscribed);
+   f.ack(1, kind::subscribed);
+   f.ack(0, kind::message);
+   BOOST_TEST(f.l.events("ch") > 0u);
+   f.l.release("ch");
+   BOOST_TEST(!f.l.confirmed("ch"));
+   f.ack(0, kind::unsubscribed);
+   BOOST_TEST(f.l.events("ch") > 0u);  // node 1 has not confirmed yet: still tracked
+   f.ack(1, kind::unsubscribed);
+   BOOST_TEST(f.l.events("ch") == 0u);  // forgotten
+   f.ack(0, kind::message);              // a late message on a forgotten channel: ignored
+   BOOST_TEST(f.l.events("ch") == 0u);
+   f.l.release("ch");                    // an extra release: harmless
+   BOOST_TEST(f.sent.size() == 4u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

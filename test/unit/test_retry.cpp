@@ -1,0 +1,75 @@
+// Unit tests of the retry decision after a lost attempt (include/locksmith/detail/retry.hpp).
+#include <locksmith/detail/retry.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <ostream>
+
+namespace locksmith::detail {
+std::ostream& operator<<(std::ostream& os, next_step s) { return os << static_cast<int>(s); }
+}  // namespace locksmith::detail
+
+namespace {
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::detail::attempt_facts;
+using locksmith::detail::final_error;
+using locksmith::detail::next_after;
+using locksmith::detail::next_step;
+
+attempt_facts taken() { return {.lost = error::lock_taken, .by_message = true}; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(retry)
+
+BOOST_AUTO_TEST_CASE(gives_up_without_wait_out_of_time_or_on_a_server_error)
+{
+   auto f = taken();
+   f.no_wait = true;
+   BOOST_TEST(next_after(f) == next_step::give_up);
+   BOOST_TEST((final_error(f) == error::lock_taken));
+   f = taken();
+   f.out_of_time = true;
+   BOOST_TEST(next_after(f) == next_step::give_up);
+   BOOST_TEST((final_error(f) == error::wait_timeout));
+   f = {.lost = error::unexpected_reply};
+   BOOST_TEST(next_after(f) == next_step::give_up);
+   BOOST_TEST((final_error(f) == error::unexpected_reply));
+   f = {.lost = error::quorum_unreachable, .out_of_time = true};
+   BOOST_TEST((final_error(f) == error::quorum_unreachable));
+}
+
+BOOST_AUTO_TEST_CASE(a_split_vote_draws_lots_whatever_the_strategy)
+{
+   auto f = taken();
+   f.split_vote = true;
+   BOOST_TEST(next_after(f) == next_step::draw_lots);
+   f.by_message = false;
+   BOOST_TEST(next_after(f) == next_step::draw_lots);
+}
+
+BOOST_AUTO_TEST_CASE(subscribe_relies_on_messages_only_once_confirmed)
+{
+   auto f = taken();
+   BOOST_TEST(next_after(f) == next_step::await_subscription);
+   f.event_since_attempt = true;  // even with an event: unconfirmed, a release may be missed
+   BOOST_TEST(next_after(f) == next_step::await_subscription);
+   f.subscription_confirmed = true;
+   BOOST_TEST(next_after(f) == next_step::retry_now);
+   f.event_since_attempt = false;
+   BOOST_TEST(next_after(f) == next_step::sleep_until_release);
+}
+
+BOOST_AUTO_TEST_CASE(spin_and_failures_sleep_an_interval)
+{
+   auto f = taken();
+   f.by_message = false;
+   BOOST_TEST(next_after(f) == next_step::sleep_spin);
+   f = {.lost = error::quorum_unreachable, .by_message = true, .subscription_confirmed = true};
+   BOOST_TEST(next_after(f) == next_step::sleep_spin);
+   f.lost = error::validity_expired;
+   BOOST_TEST(next_after(f) == next_step::sleep_spin);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -445,6 +445,56 @@ BOOST_AUTO_TEST_CASE(subscription_survives_a_reconnect)
    }(), 20s);
 }
 
+// The server drops every subscriber connection while waiters of three clients wait, and the
+// holder unlocks right away, so its release message is lost. Each waiter must still get the lock
+// in turn, long before the 30 s TTLs could free it (a new subscriber connection wakes every
+// waiter of its client), nothing hangs, and no subscription is left once they are done.
+BOOST_AUTO_TEST_CASE(killing_the_subscriber_connections_loses_no_waiter)
+{
+   constexpr int clients = 3, per_client = 2;
+   locksmith::client a{ioc.get_executor(), cfg()};
+   std::vector<std::unique_ptr<locksmith::client>> cs;
+   for (int i = 0; i < clients; ++i)
+      cs.push_back(std::make_unique<locksmith::client>(ioc.get_executor(), cfg()));
+   auto const name = unique_key();
+   int holders = 0, overlaps = 0, granted = 0;
+   std::vector<error_code> failures;
+   countdown finished{ioc, clients * per_client};
+   task_group tasks{ioc};
+   auto waiter = [&](locksmith::client& c) -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.async_lock(name, subscribe(30s, 15s), tuple);
+      if (ec) {
+         failures.push_back(ec);
+      } else {
+         ++granted;
+         overlaps += ++holders > 1 ? 1 : 0;
+         --holders;
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         if (uec)
+            failures.push_back(uec);
+      }
+      finished.done();
+   };
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name, {.ttl = 30s});
+      for (auto& c : cs)
+         for (int j = 0; j < per_client; ++j)
+            tasks.spawn(waiter(*c));
+      // Every client's head waiter is subscribed: the three clients' connections.
+      BOOST_REQUIRE(co_await eventually([&] { return numsub(channel(name)) == clients; }));
+      auto const killed = srv.text({"CLIENT", "KILL", "TYPE", "pubsub"});
+      BOOST_TEST(killed == std::to_string(clients + 1));  // and the holder's own
+      auto const t0 = clock_type::now();
+      co_await a.async_unlock(la);
+      BOOST_REQUIRE(co_await finished.all_done.wait(10s));
+      BOOST_TEST_MESSAGE("6 waiters served " << to_ms(clock_type::now() - t0) << " ms after the kill");
+      BOOST_TEST(granted == clients * per_client);
+      BOOST_TEST(overlaps == 0);
+      BOOST_TEST(failures.empty());
+      BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+   }(), 30s);
+}
+
 // 1,000 waiters over 4 clients, cancelled at random times (some right at initiation), with
 // random cancellation types: all complete with operation_aborted, no subscription remains, the
 // holder keeps its key, and every client's queue still works.

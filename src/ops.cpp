@@ -184,7 +184,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    if (config_error)
       co_return lock_result{config_error, {}};
-   if (auto ec = validate_options(name, opts))
+   if (auto ec = validate_options(name, opts, cfg.node_timeout))
       co_return lock_result{ec, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.

@@ -91,9 +91,12 @@ BOOST_AUTO_TEST_CASE(options_wait)
 
 BOOST_AUTO_TEST_CASE(options_drift)
 {
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 10s}, node_timeout) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 11s}, node_timeout) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = -1ms}, node_timeout) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 10s}, node_timeout) ==
+              invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 11s}, node_timeout) ==
+              invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = -1ms}, node_timeout) ==
+              invalid);
    // (A drift this large leaves no room to renew: see the renew cases below.)
    BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 9999ms, .renew = false},
                                node_timeout) == ok);

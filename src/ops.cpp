@@ -294,8 +294,10 @@ asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st,
       co_return error::not_held;
    auto const t0 = clock::now();
    auto const call = std::make_shared<script_call>(
-      extend_script(), std::vector<std::string>{lock_key(cfg.prefix, st->name)},
-      std::vector<std::string>{st->token, std::to_string(ttl.count())});
+      extend_script(),
+      std::vector<std::string>{lock_key(cfg.prefix, st->name), fence_key(cfg.prefix, st->name)},
+      std::vector<std::string>{
+         st->token, std::to_string(ttl.count()), std::to_string((ttl + fence_linger).count())});
    auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
    describe(r, nodes, diag);
    if (ec)

@@ -177,7 +177,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    if (config_error)
       co_return lock_result{config_error, {}};
-   if (auto ec = validate_options(name, opts))
+   if (auto ec = validate_options(name, opts, cfg.node_timeout))
       co_return lock_result{ec, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
@@ -300,8 +300,10 @@ asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st,
       co_return error::not_held;
    auto const t0 = clock::now();
    auto const call = std::make_shared<script_call>(
-      extend_script(), std::vector<std::string>{lock_key(cfg.prefix, st->name)},
-      std::vector<std::string>{st->token, std::to_string(ttl.count())});
+      extend_script(),
+      std::vector<std::string>{lock_key(cfg.prefix, st->name), fence_key(cfg.prefix, st->name)},
+      std::vector<std::string>{
+         st->token, std::to_string(ttl.count()), std::to_string((ttl + fence_linger).count())});
    auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
    describe(r, nodes, diag);
    if (ec)

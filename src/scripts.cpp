@@ -37,10 +37,13 @@ if v then return 0 end
 return -1
 )lua";
 
+// The fence key is kept alive with the lock, so that however long a lease is held, the next
+// fence follows the stored one and does not rest on the server's clock alone.
 constexpr std::string_view extend_text = R"lua(
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return 1
 end
 if v then return 0 end

@@ -34,7 +34,21 @@ error_code validate_drift(
    return {};
 }
 
-error_code validate_options(std::string_view name, lock_options const& opts) noexcept
+std::chrono::milliseconds renewal_room(
+   std::chrono::milliseconds ttl,
+   std::optional<std::chrono::milliseconds> drift,
+   std::chrono::milliseconds node_timeout) noexcept
+{
+   // The watchdog's schedule, from the start of the lease: valid_until = ttl - drift, the loss at
+   // valid_until - node_timeout - loss_margin, the first renewal at ttl / 3 (whole ms, as
+   // watch() computes it), and no renewal starts later than one node timeout before the loss.
+   return ttl - ttl / 3 - drift.value_or(default_drift(ttl)) - 2 * node_timeout;
+}
+
+error_code validate_options(
+   std::string_view name,
+   lock_options const& opts,
+   std::chrono::milliseconds node_timeout) noexcept
 {
    if (auto ec = validate_name(name))
       return ec;
@@ -45,6 +59,10 @@ error_code validate_options(std::string_view name, lock_options const& opts) noe
       return error::invalid_argument;
    if (auto ec = validate_drift(opts.ttl, opts.drift))
       return ec;
+   // Strictly below: a renewal due at the very last moment it may start would find, woken a
+   // little late by its timer, that it is too late, and the lease would be lost.
+   if (opts.renew && opts.loss_margin >= renewal_room(opts.ttl, opts.drift, node_timeout))
+      return error::invalid_argument;
    if (auto const* s = std::get_if<wait_strategy::spin>(&opts.strategy))
       if (s->interval.count() <= 0 || s->jitter.count() < 0)
          return error::invalid_argument;

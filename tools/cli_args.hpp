@@ -1,9 +1,12 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-// Pure argument parsers of the `locksmith` command-line tool, kept apart so that they can be unit
-// tested without sockets or processes.
+// Pure argument parsers and defaults of the `locksmith` command-line tool, kept apart so that they
+// can be unit tested without sockets or processes.
 #ifndef LOCKSMITH_TOOLS_CLI_ARGS_HPP
 #define LOCKSMITH_TOOLS_CLI_ARGS_HPP
 
+#include <locksmith/detail/validate.hpp>
+
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -40,6 +43,15 @@ inline std::optional<std::chrono::milliseconds> parse_duration(std::string_view 
       return std::chrono::milliseconds{static_cast<rep>(count) * u.ms};
    }
    return std::nullopt;
+}
+
+/// The grace period (SIGTERM to SIGKILL, and the lease's loss margin) when --grace is not given:
+/// 1 s, or for a short TTL half of what it leaves to renew in (`room`, from
+/// detail::renewal_room with the default drift), so that the default always leaves renewal room
+/// and the other half goes to retries of a failed renewal. `room` must be positive.
+inline std::chrono::milliseconds default_grace(std::chrono::milliseconds room)
+{
+   return std::min<std::chrono::milliseconds>(std::chrono::seconds{1}, room / 2);
 }
 
 }  // namespace locksmith::cli

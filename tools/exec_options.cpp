@@ -21,7 +21,7 @@ constexpr std::chrono::milliseconds max_hold_limit = 8760h;  // 365 days
 constexpr char const* exit_codes_help = R"(Exit status:
   CMD's exit status, or 128+N if CMD was killed by signal N. Otherwise:
   64   usage error or bad input: bad option, missing or empty --key, bad duration,
-       malformed --redis URL
+       malformed --redis URL, a --ttl or --grace that leaves no room to renew
   69   Redis unavailable: too few nodes answered (down, refused, timed out)
   70   Redis sent an unexpected reply (e.g. the lock key holds another type); the
        server's message is printed
@@ -34,8 +34,8 @@ constexpr char const* exit_codes_help = R"(Exit status:
 )";
 
 constexpr char const* synopsis = R"(
-  locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy spin|subscribe]
-                 [--node-timeout 50ms] [--grace 1s] [--max-hold DURATION] -- CMD ARGS...
+  locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
+                 [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION] -- CMD ARGS...
 )";
 
 constexpr char const* exec_notes = R"(
@@ -54,10 +54,17 @@ renewal. The lease is also lost at once if the key is found deleted or taken, an
 Lease lost: locksmith prints one line on stderr, sends SIGTERM to CMD, then SIGKILL if CMD still
 runs after --grace (0ms: SIGKILL at once, no SIGTERM), waits for CMD, releases the lock where it
 is still ours, and exits 76. CMD is thus stopped before its key can expire in Redis, and a lock
-given up at --max-hold is released only after CMD stopped. --grace must be below --ttl, and
-renewal needs room: keep --ttl above --grace plus three node timeouts. A key deleted or taken
-behind our back may be taken by another at once: have the resource check
-LOCKSMITH_FENCING_TOKEN.
+given up at --max-hold is released only after CMD stopped. A key deleted or taken behind our back
+may be taken by another at once: have the resource check LOCKSMITH_FENCING_TOKEN.
+Renewal needs room: the first renewal, at ttl/3, must be able to answer within one node timeout
+before the loss, so ttl - ttl/3 - drift - grace must exceed two node timeouts (usage error
+otherwise). With the default node timeout, --ttl 1s allows a --grace of up to 554ms, and the
+shortest --ttl is 155ms (with --grace 0ms). Without --grace, the grace is 1s, or for a short
+--ttl half of ttl - ttl/3 - drift - 2 node timeouts (277ms for --ttl 1s), the other half being
+left for retries of a failed renewal.
+Waiting: subscribe (the default, as in the library) sleeps until the holder's release is
+published, and costs Redis nothing meanwhile; spin retries every 100-200ms, for servers where
+pub/sub is disabled.
 Only CMD itself is signalled, not the processes it starts: a script should exec its last
 command, or pass SIGTERM on.
 
@@ -88,7 +95,7 @@ void add_lock_options(CLI::App& exec, exec_args& a)
       ->type_name("DURATION")
       ->capture_default_str();
    exec.add_option("--strategy", a.strategy,
-                   "spin: retry every 100-200ms; subscribe: wake on release")
+                   "subscribe: wake on the holder's release; spin: retry every 100-200ms")
       ->type_name("NAME")
       ->check(CLI::IsMember({"spin", "subscribe"}))
       ->capture_default_str();
@@ -103,9 +110,8 @@ void add_exec_options(CLI::App& exec, exec_args& a)
    add_lock_options(exec, a);
    exec.add_option("--grace", a.grace,
                    "Lease lost: time from SIGTERM to SIGKILL of CMD, at most 24h; "
-                   "0ms: SIGKILL at once")
-      ->type_name("DURATION")
-      ->capture_default_str();
+                   "0ms: SIGKILL at once; default 1s, less for a short --ttl (see below)")
+      ->type_name("DURATION");
    exec.add_option("--max-hold", a.max_hold,
                    "Hold the lock at most this long: then let it go and stop CMD (exit 76); "
                    "default: no limit")
@@ -157,7 +163,14 @@ exec_settings to_settings(exec_args& a)
    auto const node_timeout = duration_arg("--node-timeout", a.node_timeout);
    if (node_timeout <= 0ms)
       throw usage_error{"--node-timeout must be positive"};
-   auto const grace = duration_arg("--grace", a.grace);
+   // What the TTL leaves the watchdog to renew in: the grace (the lease's loss margin) must be
+   // below it, as the library checks (lock_options::renew).
+   auto const room = locksmith::detail::renewal_room(ttl, std::nullopt, node_timeout);
+   if (room <= 0ms)
+      throw usage_error{"--ttl " + a.ttl + " is too short to renew with --node-timeout " +
+                        a.node_timeout + ": ttl - ttl/3 - (ttl/100+2ms) must exceed " +
+                        "two node timeouts"};
+   auto const grace = a.grace ? duration_arg("--grace", *a.grace) : default_grace(room);
    if (grace > max_grace)
       throw usage_error{"--grace must be at most 24h"};
    // The library reads a zero max_hold as "no cap", which is not what --max-hold 0ms asks for.
@@ -168,19 +181,26 @@ exec_settings to_settings(exec_args& a)
    // The loss is declared early enough for CMD's grace period to end before the key expires.
    if (grace >= ttl)
       throw usage_error{"--grace must be below --ttl"};
-   locksmith::lock_options opts{
-      .ttl = ttl, .wait = duration_arg("--wait", a.wait), .max_hold = max_hold, .loss_margin = grace};
-   if (a.strategy == "subscribe")
-      opts.strategy = locksmith::wait_strategy::subscribe;
+   if (a.grace && grace >= room) // the default is below it by construction
+      throw usage_error{"--grace " + *a.grace + " leaves --ttl " + a.ttl + " no room to renew: " +
+                        "it must be below " + std::to_string(room.count()) + "ms"};
+   locksmith::lock_options opts{.ttl = ttl,
+                                .wait = duration_arg("--wait", a.wait),
+                                .max_hold = max_hold,
+                                .loss_margin = grace};
+   if (a.strategy == "spin")
+      opts.strategy = locksmith::wait_strategy::spin{};
    return {locksmith::config{.nodes = a.nodes, .node_timeout = node_timeout}, opts, grace};
 }
 
 void print_warnings(exec_args const& a, exec_settings const& s)
 {
-   // Below this, the watchdog has no time left to renew before it must give the lease up.
-   if (s.grace + 3 * s.cfg.node_timeout + s.opts.ttl / 3 >= s.opts.ttl)
-      std::cerr << "locksmith: warning: --ttl " << a.ttl << " leaves little room to renew with --grace "
-                << a.grace << ": the lease may be lost at the first slow renewal\n";
+   // Within one node timeout of the limit, a renewal that times out leaves no time for a retry.
+   auto const room = locksmith::detail::renewal_room(s.opts.ttl, std::nullopt, s.cfg.node_timeout);
+   if (room - s.grace <= s.cfg.node_timeout)
+      std::cerr << "locksmith: warning: --ttl " << a.ttl << " leaves little room to renew with a "
+                << "grace of " << s.grace.count()
+                << "ms: the lease may be lost at the first slow renewal\n";
 }
 
 }  // namespace locksmith::cli

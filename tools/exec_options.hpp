@@ -38,8 +38,8 @@ struct exec_args {
    std::string ttl = "30s";
    std::string wait = "10s";
    std::string node_timeout = "50ms";
-   std::string strategy = "spin";
-   std::string grace = "1s";
+   std::string strategy = "subscribe";
+   std::optional<std::string> grace;  // empty: default_grace()
    std::string max_hold;  // empty: no cap
    std::vector<std::string> command;
 };

@@ -2,8 +2,8 @@
 //
 // locksmith: a distributed flock. Runs a command while holding a lock kept in Redis.
 //
-//   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy spin|subscribe]
-//                  [--node-timeout 50ms] [--grace 1s] [--max-hold DURATION] -- CMD ARGS...
+//   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
+//                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION] -- CMD ARGS...
 //
 // Takes the lock K on the Redis node(s) (one URL: a single-instance lock; several independent
 // masters: RedLock, with a quorum of N/2+1), runs CMD with LOCKSMITH_FENCING_TOKEN and
@@ -17,11 +17,15 @@
 // once if the key is found deleted or taken; and at --max-hold. Then CMD gets SIGTERM, and
 // SIGKILL if it still runs after --grace (0ms: SIGKILL at once); locksmith waits for it, releases
 // what is still ours, and exits 76, whatever CMD exited with. So CMD is stopped before the key can
-// expire in Redis, and a lock let go at --max-hold is only released once CMD has stopped.
+// expire in Redis, and a lock let go at --max-hold is only released once CMD has stopped. The
+// grace defaults to 1 s, or less for a short --ttl: half of what the TTL leaves to renew in (see
+// --help). A waiter sleeps until the holder's release is published (--strategy subscribe, the
+// default, as in the library) unless --strategy spin asks it to retry every 100-200 ms.
 //
 // Exit codes (sysexits.h), besides CMD's own:
 //   64  (EX_USAGE)       usage error or bad input: bad option, missing or empty --key,
-//                        bad duration, malformed --redis URL
+//                        bad duration, malformed --redis URL, a --ttl or --grace that
+//                        leaves no room to renew
 //   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out)
 //   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
 //                        the server's message is printed

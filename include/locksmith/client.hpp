@@ -138,7 +138,9 @@ public:
    }
 
    /// Sets the lease's TTL back to `ttl`, where the key still holds its token, and moves
-   /// `valid_until()` to (start of this call) + ttl - drift.
+   /// `valid_until()` to (start of this call) + ttl - drift. The name's fence key is kept alive
+   /// with it (ttl + 60 s), so that the next fencing token follows this lease's however long it
+   /// is held, and does not rest on the server's clock alone.
    ///
    /// Signature: `void(error_code)`. Errors as `async_unlock`, plus error::invalid_argument for a
    /// TTL out of range; error::lease_expired also when the quorum answered after the old

@@ -24,8 +24,8 @@ struct config {
    /// How long one command to one node may take before that node counts as failed for this
    /// attempt. Default 50 ms, the upper end of the 5-50 ms the RedLock description gives for a
    /// 10 s TTL: a hung node then delays an attempt by at most this much. At most one hour. The
-   /// watchdog declares a lease lost one node timeout before its validity ends, so keep the
-   /// TTL well above three node timeouts.
+   /// watchdog declares a lease lost one node timeout before its validity ends, so a renewed
+   /// lease needs a TTL of about three node timeouts or more: lock_options::renew states the rule.
    std::chrono::milliseconds node_timeout = 50ms;
 
    /// Pause before reconnecting to a node that dropped. Default 100 ms.

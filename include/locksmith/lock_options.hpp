@@ -68,9 +68,19 @@ struct lock_options {
    /// timeout plus `loss_margin` before `valid_until()`; then, or at once when the key is found
    /// gone or taken, the lease is lost (see lease::lost()). A lost lease is not released behind
    /// the holder's back: the holder stops its work and calls unlock, which releases what is
-   /// still ours and answers error::lease_lost. The TTL should exceed three node timeouts (plus
-   /// the margin) for renewal to have room. Default true, as Redisson's watchdog. With false,
+   /// still ours and answers error::lease_lost. Default true, as Redisson's watchdog. With false,
    /// the lease simply expires.
+   ///
+   /// Renewal needs room. The validity ends at start + ttl - drift, the loss is declared one node
+   /// timeout (config::node_timeout) plus `loss_margin` before that, and the first renewal, which
+   /// starts at ttl/3, must be able to answer within one node timeout before the loss. So with
+   /// renew, the options are error::invalid_argument, before any I/O, unless
+   ///
+   ///     ttl - ttl/3 - drift - loss_margin > 2 × node_timeout      (ttl/3 in whole ms)
+   ///
+   /// With the default 50 ms node timeout and drift and no margin, the shortest such TTL is
+   /// 155 ms; a TTL of 1 s allows a margin of up to 554 ms. What the TTL has beyond the minimum is
+   /// the time left to retry a failed renewal.
    bool renew = true;
 
    /// Stop renewing once the lease has been held this long, and report it lost. Zero: no cap.

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
@@ -307,6 +308,21 @@ BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_when_the_holder_ends, *utf::timeout(
   BOOST_TEST(waiter.wait() == 0);  // it ran after the holder: "go" existed
 }
 
+// Without --strategy, a waiter listens for the release (subscribe), as the library does.
+BOOST_AUTO_TEST_CASE(the_default_strategy_is_subscribe, *utf::timeout(60)) {
+  redis_server srv;
+  temp_dir dir;
+  auto key = unique_key();
+  cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  cli_process waiter(exec_args(srv, key, {"--wait", "20s"}, {"true"}));
+  // A spinning waiter would never subscribe.
+  BOOST_TEST(eventually([&] { return listeners(srv, key) == 1; }), waiter.err());
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 0);
+  BOOST_TEST(waiter.wait() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(usage_errors_exit_64, *utf::timeout(60)) {
   redis_server srv;
   auto key = unique_key();
@@ -550,6 +566,40 @@ BOOST_AUTO_TEST_CASE(max_hold_lets_the_lock_go_and_stops_the_command, *utf::time
   BOOST_TEST(!key_exists(srv, key));  // let go, not left to expire
 }
 
+// A short --ttl needs no --grace: the default grace shrinks to leave the watchdog room to renew.
+BOOST_AUTO_TEST_CASE(a_short_ttl_works_with_the_default_grace, *utf::timeout(60)) {
+  redis_server srv;
+  auto key = unique_key();
+  cli_process quick(exec_args(srv, key, {"--ttl", "1s"}, {"sh", "-c", "exit 7"}));
+  BOOST_TEST(quick.wait() == 7);
+  BOOST_TEST(quick.err().empty(), quick.err());
+  // And the lease is renewed while CMD outlives the TTL.
+  temp_dir dir;
+  cli_process holder(exec_args(
+      srv, key, {"--ttl", "1s"},
+      {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5", "sh",
+       dir.file("ready"), dir.file("go")}));
+  BOOST_TEST_REQUIRE(eventually([&] { return fs::exists(dir.file("ready")); }), holder.err());
+  const auto token = srv.text({"GET", lock_key(key)});
+  // A renewal shows as the key's PTTL going up again; three of them (one every ttl/3) take the
+  // lease past its first TTL.
+  auto pttl = [&] { return std::stoll(srv.text({"PTTL", lock_key(key)})); };
+  for (int renewals = 0; renewals < 3; ++renewals) {
+    auto last = pttl();
+    auto went_up = [&] {
+      auto now = pttl();
+      return std::exchange(last, now) < now;
+    };
+    BOOST_TEST_REQUIRE(eventually(went_up, 5s),
+                       "no renewal " << renewals + 1 << "; stderr: " << holder.err());
+  }
+  BOOST_TEST(srv.text({"GET", lock_key(key)}) == token);
+  create_file(dir.file("go"));
+  BOOST_TEST(holder.wait() == 5);
+  BOOST_TEST(holder.err().empty(), holder.err());
+  BOOST_TEST(!key_exists(srv, key));
+}
+
 BOOST_AUTO_TEST_CASE(bad_grace_or_max_hold_exits_64, *utf::timeout(60)) {
   redis_server srv;
   auto key = unique_key();
@@ -573,7 +623,19 @@ BOOST_AUTO_TEST_CASE(grace_must_be_below_the_ttl_and_leave_room_to_renew, *utf::
   cli_process refused(exec_args(srv, key, {"--ttl", "1s", "--grace", "1s"}, {"true"}));
   BOOST_TEST(refused.wait() == 64);
   BOOST_TEST(refused.err().find("--grace must be below --ttl") != std::string::npos, refused.err());
-  cli_process risky(exec_args(srv, key, {"--ttl", "1s", "--grace", "600ms"}, {"true"}));
+  // 1s - 333ms - 12ms drift - 2 x 50ms node timeout: the grace must be below 555ms.
+  cli_process too_long(exec_args(srv, key, {"--ttl", "1s", "--grace", "555ms"}, {"true"}));
+  BOOST_TEST(too_long.wait() == 64);
+  BOOST_TEST(too_long.err() ==
+                 "locksmith: --grace 555ms leaves --ttl 1s no room to renew: it must be below "
+                 "555ms\n",
+             too_long.err());
+  cli_process short_ttl(exec_args(srv, key, {"--ttl", "154ms", "--grace", "0ms"}, {"true"}));
+  BOOST_TEST(short_ttl.wait() == 64);
+  BOOST_TEST(short_ttl.err().rfind("locksmith: --ttl 154ms is too short to renew", 0) == 0u,
+             short_ttl.err());
+  BOOST_TEST(srv.text({"DBSIZE"}) == "0");  // the refused ones locked nothing
+  cli_process risky(exec_args(srv, key, {"--ttl", "1s", "--grace", "554ms"}, {"true"}));
   BOOST_TEST(risky.wait() == 0);
   BOOST_TEST(risky.err().find("warning: --ttl") != std::string::npos, risky.err());
   cli_process fine(exec_args(srv, key, {"--ttl", "3s", "--grace", "1s"}, {"true"}));

@@ -148,6 +148,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_invalid_argument_before_any_io)
       {"k", {.ttl = locksmith::max_ttl + 1ms}},
       {"k", {.wait = -1ms}},
       {"k", {.ttl = 10ms, .drift = 10ms}},
+      // Renewal with no room: the first renewal could not answer before the loss deadline.
+      {"k", {.ttl = 100ms}},
+      {"k", {.ttl = 1s, .loss_margin = 600ms}},
       {"k", {.strategy = locksmith::wait_strategy::spin{.interval = 0ms}}},
       {"k", {.strategy = locksmith::wait_strategy::spin{.jitter = -1ms}}},
    };

@@ -365,10 +365,12 @@ private:
          return number(v ? 0 : -1);
       }
       if (&code == &detail::extend_script()) {
-         check(keys.size() == 1 && args.size() == 2);
+         check(keys.size() == 2 && args.size() == 3);
          auto v = get(keys[0]);
          if (v == args[0]) {
             store_[keys[0]].expires = now + std::chrono::milliseconds{std::stoll(args[1])};
+            if (get(keys[1]))
+               store_[keys[1]].expires = now + std::chrono::milliseconds{std::stoll(args[2])};
             return number(1);
          }
          return number(v ? 0 : -1);

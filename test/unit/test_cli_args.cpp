@@ -1,5 +1,7 @@
-// The command-line tool's pure parsers (tools/cli_args.hpp).
+// The command-line tool's pure parsers and defaults (tools/cli_args.hpp).
 #include "../../tools/cli_args.hpp"
+
+#include <locksmith/detail/validate.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -8,7 +10,9 @@
 #include <string_view>
 
 using namespace std::chrono_literals;
+using locksmith::cli::default_grace;
 using locksmith::cli::parse_duration;
+using locksmith::detail::renewal_room;
 
 BOOST_AUTO_TEST_SUITE(cli_args)
 
@@ -49,6 +53,35 @@ BOOST_AUTO_TEST_CASE(rejects_values_that_overflow_milliseconds) {
               std::optional{std::chrono::milliseconds{9223372036854775807}}));
   BOOST_TEST((parse_duration("2562047788015h") ==
               std::optional{std::chrono::milliseconds{2562047788015LL * 3'600'000}}));
+}
+
+BOOST_AUTO_TEST_CASE(default_grace_is_one_second_unless_the_ttl_is_short) {
+  BOOST_TEST(default_grace(renewal_room(30s, std::nullopt, 50ms)).count() == 1000);
+  BOOST_TEST(default_grace(renewal_room(24h, std::nullopt, 50ms)).count() == 1000);
+  // --ttl 1s: half of 1000 - 333 - 12 - 2 x 50 = 555 ms.
+  BOOST_TEST(default_grace(renewal_room(1s, std::nullopt, 50ms)).count() == 277);
+  // The shortest TTL that can renew leaves 1 ms of room, and no grace.
+  BOOST_TEST(default_grace(renewal_room(155ms, std::nullopt, 50ms)).count() == 0);
+}
+
+// Whatever the TTL and node timeout, if the TTL can be renewed at all, the default grace leaves
+// room to renew: the library accepts it as the lease's loss margin.
+BOOST_AUTO_TEST_CASE(default_grace_always_passes_the_librarys_check) {
+  for (auto nt : {1ms, 5ms, 50ms, 200ms}) {
+    for (auto ttl = 1ms; ttl <= 5s; ttl += 1ms) {
+      auto const room = renewal_room(ttl, std::nullopt, nt);
+      if (room <= 0ms) {
+        auto const ec = locksmith::detail::validate_options("k", {.ttl = ttl}, nt);
+        BOOST_TEST((ec == locksmith::error::invalid_argument), "ttl " << ttl.count() << " ms");
+        continue;
+      }
+      auto const grace = default_grace(room);
+      auto const opts = locksmith::lock_options{.ttl = ttl, .loss_margin = grace};
+      if (grace < 0ms || grace > 1s || locksmith::detail::validate_options("k", opts, nt))
+        BOOST_ERROR("ttl " << ttl.count() << " ms, node timeout " << nt.count()
+                           << " ms: default grace " << grace.count() << " ms");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -121,6 +121,26 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
    BOOST_TEST(&acquire_script() == &acquire_script());
 }
 
+// Extend keeps the fence key alive with the lock: KEYS[2] gets ARGV[3] ms, as acquire sets it,
+// and only once the token has been found in the lock key. (What Redis makes of it is tested
+// against a real server in test/integration/test_fence.cpp.)
+BOOST_AUTO_TEST_CASE(extend_refreshes_the_fence_key_as_acquire_sets_it)
+{
+   using locksmith::detail::acquire_script;
+   using locksmith::detail::extend_script;
+   std::string const extend{extend_script().text};
+   auto const owner = extend.find("if v == ARGV[1] then");
+   auto const refresh = extend.find("redis.call('PEXPIRE', KEYS[2], ARGV[3])");
+   BOOST_TEST_REQUIRE(owner != std::string::npos);
+   BOOST_TEST_REQUIRE(refresh != std::string::npos);
+   BOOST_TEST(owner < refresh);
+   BOOST_TEST(refresh < extend.find("return 1"));
+   std::string const acquire{acquire_script().text};
+   auto const sets_fence =
+       "redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])";
+   BOOST_TEST(acquire.find(sets_fence) != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(acquired)
 {
    acquire_reply out;

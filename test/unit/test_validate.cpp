@@ -24,9 +24,13 @@ using locksmith::max_ttl;
 using locksmith::min_ttl;
 using locksmith::detail::validate_config;
 using locksmith::detail::validate_name;
+using locksmith::detail::renewal_room;
 using locksmith::detail::validate_options;
 using locksmith::detail::validate_ttl;
 namespace wait_strategy = locksmith::wait_strategy;
+
+// The client's default node timeout, which validate_options weighs the TTL against.
+auto const node_timeout = locksmith::config{}.node_timeout;
 
 error_code const ok{};
 error_code const invalid = error::invalid_argument;
@@ -64,42 +68,115 @@ BOOST_AUTO_TEST_CASE(ttl_range)
 
 BOOST_AUTO_TEST_CASE(default_options_are_valid)
 {
-   BOOST_TEST(validate_options("k", lock_options{}) == ok);
-   BOOST_TEST(validate_options("k", lock_options{.strategy = wait_strategy::subscribe}) == ok);
+   BOOST_TEST(validate_options("k", lock_options{}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.strategy = wait_strategy::subscribe},
+                               node_timeout) == ok);
 }
 
 BOOST_AUTO_TEST_CASE(options_check_name_and_ttl)
 {
-   BOOST_TEST(validate_options("", lock_options{}) == invalid);
-   BOOST_TEST(validate_options(std::string(max_key_size + 1, 'k'), lock_options{}) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 0ms}) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = max_ttl + 1ms}) == invalid);
+   BOOST_TEST(validate_options("", lock_options{}, node_timeout) == invalid);
+   BOOST_TEST(validate_options(std::string(max_key_size + 1, 'k'), lock_options{}, node_timeout) ==
+              invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 0ms}, node_timeout) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = max_ttl + 1ms}, node_timeout) == invalid);
 }
 
 BOOST_AUTO_TEST_CASE(options_wait)
 {
-   BOOST_TEST(validate_options("k", lock_options{.wait = -1ms}) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.wait = 0ms}) == ok);
-   BOOST_TEST(validate_options("k", lock_options{.wait = 1h}) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.wait = -1ms}, node_timeout) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.wait = 0ms}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.wait = 1h}, node_timeout) == ok);
 }
 
 BOOST_AUTO_TEST_CASE(options_drift)
 {
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 10s}) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 11s}) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = -1ms}) == invalid);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 9999ms}) == ok);
-   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 0ms}) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 10s}, node_timeout) ==
+              invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 11s}, node_timeout) ==
+              invalid);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = -1ms}, node_timeout) ==
+              invalid);
+   // (A drift this large leaves no room to renew: see the renew cases below.)
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 9999ms, .renew = false},
+                               node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.ttl = 10s, .drift = 0ms}, node_timeout) == ok);
 }
 
 BOOST_AUTO_TEST_CASE(options_spin)
 {
    auto const with = [](wait_strategy::spin s) { return lock_options{.strategy = s}; };
-   BOOST_TEST(validate_options("k", with({.interval = 0ms})) == invalid);
-   BOOST_TEST(validate_options("k", with({.interval = -1ms})) == invalid);
-   BOOST_TEST(validate_options("k", with({.interval = 1ms})) == ok);
-   BOOST_TEST(validate_options("k", with({.interval = 100ms, .jitter = -1ms})) == invalid);
-   BOOST_TEST(validate_options("k", with({.interval = 100ms, .jitter = 0ms})) == ok);
+   BOOST_TEST(validate_options("k", with({.interval = 0ms}), node_timeout) == invalid);
+   BOOST_TEST(validate_options("k", with({.interval = -1ms}), node_timeout) == invalid);
+   BOOST_TEST(validate_options("k", with({.interval = 1ms}), node_timeout) == ok);
+   BOOST_TEST(validate_options("k", with({.interval = 100ms, .jitter = -1ms}), node_timeout) ==
+              invalid);
+   BOOST_TEST(validate_options("k", with({.interval = 100ms, .jitter = 0ms}), node_timeout) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(renewal_room_follows_the_watchdog_schedule)
+{
+   // ttl - ttl/3 - drift - 2 node timeouts; ttl/3 in whole ms, the default drift ttl/100 + 2 ms.
+   BOOST_TEST(renewal_room(1s, std::nullopt, 50ms).count() == 1000 - 333 - 12 - 100);
+   BOOST_TEST(renewal_room(155ms, std::nullopt, 50ms).count() == 155 - 51 - 3 - 100);
+   BOOST_TEST(renewal_room(300ms, 0ms, 50ms).count() == 300 - 100 - 0 - 100);
+   BOOST_TEST(renewal_room(100ms, std::nullopt, 50ms).count() < 0);
+}
+
+// With renew, the first renewal (at ttl/3) must be able to answer, one node timeout after it
+// starts, before the watchdog's loss deadline: ttl - ttl/3 - drift - loss_margin > 2 × node
+// timeout. Each boundary is checked on both sides.
+BOOST_AUTO_TEST_CASE(renew_needs_a_ttl_with_room_to_renew)
+{
+   auto const check = [](lock_options o, std::chrono::milliseconds nt) {
+      return validate_options("k", o, nt);
+   };
+   // Default drift and node timeout, no margin: 155 ms is the shortest TTL.
+   BOOST_TEST(check({.ttl = 154ms}, 50ms) == invalid);
+   BOOST_TEST(check({.ttl = 155ms}, 50ms) == ok);
+   BOOST_TEST(check({.ttl = 100ms}, 50ms) == invalid);  // the example
+   // Without renewal the same TTLs are fine: the lease just expires.
+   BOOST_TEST(check({.ttl = 154ms, .renew = false}, 50ms) == ok);
+   BOOST_TEST(check({.ttl = 100ms, .renew = false}, 50ms) == ok);
+   // The loss margin comes out of the room: 1 s allows up to 554 ms.
+   BOOST_TEST(check({.ttl = 1s, .loss_margin = 554ms}, 50ms) == ok);
+   BOOST_TEST(check({.ttl = 1s, .loss_margin = 555ms}, 50ms) == invalid);
+   BOOST_TEST(check({.ttl = 1s, .renew = false, .loss_margin = 555ms}, 50ms) == ok);
+   // So does an explicit drift.
+   BOOST_TEST(check({.ttl = 300ms, .drift = 0ms, .loss_margin = 99ms}, 50ms) == ok);
+   BOOST_TEST(check({.ttl = 300ms, .drift = 0ms, .loss_margin = 100ms}, 50ms) == invalid);
+   BOOST_TEST(check({.ttl = 300ms, .drift = 1ms, .loss_margin = 99ms}, 50ms) == invalid);
+   // And the node timeout counts twice.
+   BOOST_TEST(check({.ttl = 155ms}, 51ms) == invalid);
+   BOOST_TEST(check({.ttl = 60ms, .drift = 1ms}, 5ms) == ok);
+   BOOST_TEST(check({.ttl = 30s}, 1h) == invalid);
+}
+
+// The rule, checked against the watchdog's own arithmetic (src/watchdog.cpp, from the lease's
+// start): a lease is accepted with renew exactly when its first renewal would be started.
+BOOST_AUTO_TEST_CASE(accepted_renewing_leases_get_a_renewal)
+{
+   using locksmith::detail::default_drift;
+   for (auto const nt : {1ms, 5ms, 50ms, 200ms}) {
+      for (auto const margin : {0ms, 10ms, 300ms}) {
+         for (auto ttl = 1ms; ttl <= 2s; ttl += 1ms) {
+            auto const valid_until = ttl - default_drift(ttl);
+            auto const lost_at = valid_until - nt - margin;
+            auto const last_start = lost_at - nt;
+            auto const renew_at = ttl / 3;
+            // A timer never fires early, so a renewal due exactly at last_start finds itself late.
+            bool const renews = renew_at < last_start;
+            auto o = lock_options{.ttl = ttl, .loss_margin = margin};
+            bool const accepted = validate_options("k", o, nt) == ok;
+            // Other rules (margin below the TTL, drift below the TTL) may refuse it too.
+            o.renew = false;
+            if (validate_options("k", o, nt) == ok && accepted != renews)
+               BOOST_ERROR("ttl " << ttl.count() << " ms, node timeout " << nt.count()
+                                  << " ms, margin " << margin.count() << " ms: accepted "
+                                  << accepted << ", renews " << renews);
+         }
+      }
+   }
 }
 
 // An option set that validation accepts must be able to yield a lock. With the default drift
@@ -113,7 +190,7 @@ BOOST_AUTO_TEST_CASE(accepted_ttls_leave_validity_under_the_default_drift)
    for (std::chrono::milliseconds const ttl : {min_ttl, 2ms, 3ms, 100ms, 30000ms, max_ttl}) {
       BOOST_TEST_CONTEXT("ttl " << ttl.count() << " ms")
       {
-         if (validate_options("k", lock_options{.ttl = ttl}) == ok) {
+         if (validate_options("k", lock_options{.ttl = ttl, .renew = false}, node_timeout) == ok) {
             BOOST_TEST(default_drift(ttl).count() < ttl.count());
             BOOST_TEST(valid_until(start, start, ttl, default_drift(ttl)).has_value());
          }

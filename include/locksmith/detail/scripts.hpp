@@ -31,9 +31,9 @@ script const& acquire_script();
 /// holds it; -1 when there is no key (it expired).
 script const& release_script();
 
-/// KEYS: lock key. ARGV: token, ttl ms.
-/// Sets the key's TTL back to ttl if it holds the token: 1; 0 when another token holds it;
-/// -1 when there is no key.
+/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms.
+/// Sets the lock key's TTL back to ttl, and the fence key's (if it exists) to the fence key ttl,
+/// if the lock key holds the token: 1; 0 when another token holds it; -1 when there is no key.
 script const& extend_script();
 
 /// The SHA-1 of a text, as lower-case hex (what Redis names a script by).

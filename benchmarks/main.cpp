@@ -12,6 +12,7 @@
 //   locksmith-bench --scenario quorum --nodes 5 --frozen 0,2 --json
 //   locksmith-bench --scenario renewal --leases 10000 --duration 30s --json
 #include "plot.hpp"
+#include "mutex.hpp"
 #include "quorum.hpp"
 #include "renewal.hpp"
 #include "report.hpp"
@@ -57,7 +58,7 @@ struct options {
 // The scenarios that run only when named: they start servers of their own, or run in this process.
 bool on_request(std::string const& s)
 {
-   return s == "quorum" || s == "renewal";
+   return s == "quorum" || s == "renewal" || s == "mutex";
 }
 
 bool wanted(options const& o, std::string const& s)
@@ -276,7 +277,7 @@ void add_options(CLI::App& app, options& o)
        ->delimiter(',');
    app.add_option("--scenario", o.scenarios,
                   "uncontended,independent,contended,handoff (default: these four); "
-                  "quorum, renewal (only when named)")
+                  "quorum, renewal, mutex (only when named)")
        ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
@@ -409,6 +410,12 @@ int main(int argc, char** argv)
       }
       if (quorum)
          sane = run_quorum(*quorum) && sane;
+      if (wanted(o, "mutex")) {
+         mutex_plan m{.json = o.json};
+         if (!o.duration.empty())
+            m.duration = std::chrono::duration_cast<std::chrono::seconds>(duration_of(o.duration, "--duration"));
+         sane = run_mutex(m) && sane;
+      }
       if (renewal) {
          renewal->nodes = nodes;
          renewal->server = server;

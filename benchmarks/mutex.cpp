@@ -6,6 +6,7 @@
 
 #include "support/contention.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <iostream>
@@ -19,6 +20,16 @@ namespace {
 using test::contention_shape;
 using test::contention_tally;
 
+long lowest(contention_tally const& t)
+{
+   return t.per_client.empty() ? 0 : *std::min_element(t.per_client.begin(), t.per_client.end());
+}
+
+long highest(contention_tally const& t)
+{
+   return t.per_client.empty() ? 0 : *std::max_element(t.per_client.begin(), t.per_client.end());
+}
+
 std::string row(int nodes, contention_shape const& s, contention_tally const& t, bool json)
 {
    std::ostringstream os;
@@ -28,11 +39,13 @@ std::string row(int nodes, contention_shape const& s, contention_tally const& t,
          << R"(","spin_interval_ms":2,"clients":)" << s.clients << R"(,"coroutines":)" << s.coroutines
          << R"(,"names":)" << s.names << R"(,"max_hold_us":)" << s.max_hold.count() << R"(,"cycles":)"
          << t.cycles << R"(,"cycles_per_s":)" << number(t.per_second()) << R"(,"overlaps":)" << t.overlaps
-         << R"(,"fence_inversions":)" << t.inversions << R"(,"errors":)" << t.errors << "}\n";
+         << R"(,"fence_inversions":)" << t.inversions << R"(,"errors":)" << t.errors
+         << R"(,"per_client_min":)" << lowest(t) << R"(,"per_client_max":)" << highest(t) << "}\n";
    } else {
-      char line[160];
-      std::snprintf(line, sizeof line, "mutex  nodes=%d  %-9s  %8ld cycles  %9.0f/s  overlaps %ld  inversions %ld  errors %ld\n",
-                    nodes, strategy, t.cycles, t.per_second(), t.overlaps, t.inversions, t.errors);
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "mutex  nodes=%d  %-9s  %8ld cycles  %9.0f/s  per client %ld..%ld  overlaps %ld  inversions %ld  errors %ld\n",
+                    nodes, strategy, t.cycles, t.per_second(), lowest(t), highest(t), t.overlaps, t.inversions, t.errors);
       os << line;
    }
    return os.str();

@@ -59,7 +59,7 @@ client_core::client_core(asio::any_io_executor e, config c)
 : ex{std::move(e)}
 , cfg{std::move(c)}
 , config_error{validate_config(cfg)}
-, listener{cfg.nodes.size(), listener_links()}
+, listener{ex, cfg.nodes.size(), listener_links(), cfg.subscription_linger}
 , random{std::random_device{}()}
 { }
 
@@ -67,7 +67,7 @@ client_core::client_core(asio::any_io_executor e, config c, std::vector<std::sha
 : ex{std::move(e)}
 , cfg{std::move(c)}
 , nodes{std::move(given)}
-, listener{nodes.size(), listener_links()}
+, listener{ex, nodes.size(), listener_links(), cfg.subscription_linger}
 , random{std::random_device{}()}
 {
    cfg.nodes.assign(nodes.size(), "redis://fake");

@@ -7,9 +7,17 @@
 
 namespace locksmith::detail {
 
-release_listener::release_listener(std::size_t nodes, links l)
+release_listener::release_listener(
+   boost::asio::any_io_executor ex,
+   std::size_t nodes,
+   links l,
+   std::chrono::milliseconds linger,
+   std::size_t max_lingering)
 : nodes_{nodes}
 , links_{std::move(l)}
+, linger_{linger}
+, max_lingering_{max_lingering}
+, sweep_timer_{std::move(ex)}
 { }
 
 release_listener::channel_state& release_listener::state(std::string const& channel)
@@ -25,6 +33,10 @@ void release_listener::acquire(std::string const& channel)
    auto& ch = state(channel);
    if (ch.refs++ > 0)
       return;
+   if (ch.idle_since) {
+      ch.idle_since.reset();  // still subscribed: its lingering_ entry is now stale
+      return;
+   }
    for (std::size_t i = 0; i < nodes_; ++i) {
       ++ch.nodes[i].pending;
       links_.subscribe(i, channel);
@@ -36,10 +48,54 @@ void release_listener::release(std::string const& channel) noexcept
    auto it = channels_.find(channel);
    if (it == channels_.end() || it->second.refs == 0 || --it->second.refs > 0)
       return;
+   if (linger_.count() <= 0)
+      return unsubscribe(channel, it->second);
+   auto const now = std::chrono::steady_clock::now();
+   it->second.idle_since = now;
+   lingering_.emplace_back(channel, now);
+   sweep(false);
+}
+
+void release_listener::unsubscribe(std::string const& channel, channel_state& ch) noexcept
+{
+   ch.idle_since.reset();
    for (std::size_t i = 0; i < nodes_; ++i) {
-      ++it->second.nodes[i].pending;
+      ++ch.nodes[i].pending;
       links_.unsubscribe(i, channel);
    }
+}
+
+void release_listener::sweep(bool timer_fired) noexcept
+{
+   if (timer_fired)
+      sweep_armed_ = false;
+   auto const now = std::chrono::steady_clock::now();
+   while (!lingering_.empty()) {
+      auto const& [name, since] = lingering_.front();
+      auto it = channels_.find(name);
+      bool const stale = it == channels_.end() || it->second.idle_since != since;
+      bool const due = now - since >= linger_ || lingering_.size() > max_lingering_;
+      if (!stale && !due)
+         return arm_sweep(since + linger_);
+      if (!stale) {
+         unsubscribe(name, it->second);
+         forget_if_idle(it);
+      }
+      lingering_.pop_front();
+   }
+}
+
+void release_listener::arm_sweep(std::chrono::steady_clock::time_point at) noexcept
+{
+   if (sweep_armed_)
+      return;
+   sweep_armed_ = true;
+   sweep_timer_.expires_at(at);
+   sweep_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+      if (alive.expired() || ec)
+         return;
+      sweep(true);
+   });
 }
 
 bool release_listener::confirmed(channel_state const& ch) const noexcept
@@ -90,7 +146,7 @@ void release_listener::forget_if_idle(channel_map::iterator it) noexcept
 {
    auto const& ch = it->second;
    bool const settled = std::all_of(ch.nodes.begin(), ch.nodes.end(), [](on_node const& x) { return x.pending == 0; });
-   if (ch.refs == 0 && ch.sleepers.empty() && settled)
+   if (ch.refs == 0 && !ch.idle_since && ch.sleepers.empty() && settled)
       channels_.erase(it);
 }
 
@@ -130,6 +186,8 @@ void release_listener::on_push(std::size_t node, push_event const& e)
 
 void release_listener::wake_all() noexcept
 {
+   sweep_timer_.cancel();
+   sweep_armed_ = false;
    for (auto& [name, ch] : channels_)
       for (auto* t : ch.sleepers)
          t->cancel();

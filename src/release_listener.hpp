@@ -6,10 +6,15 @@
 
 #include <locksmith/detail/pushes.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,11 +30,21 @@ public:
       std::function<void(std::size_t node, std::string const& channel)> unsubscribe;
    };
 
-   release_listener(std::size_t nodes, links l);
+   /// A channel nobody refers to stays subscribed for `linger` (zero: unsubscribed at once), so
+   /// that a name contended again soon needs no new SUBSCRIBE and no wait for its confirmation;
+   /// at most `max_lingering` channels linger at once, the oldest going first.
+   release_listener(
+      boost::asio::any_io_executor ex,
+      std::size_t nodes,
+      links l,
+      std::chrono::milliseconds linger = std::chrono::milliseconds{0},
+      std::size_t max_lingering = 1024);
 
-   /// Takes a reference on the channel; the first one subscribes on every node.
+   /// Takes a reference on the channel; the first one subscribes on every node, unless the
+   /// channel still lingers subscribed.
    void acquire(std::string const& channel);
-   /// Drops a reference; the last one unsubscribes on every node.
+   /// Drops a reference; after the last one, the channel lingers, then is unsubscribed on every
+   /// node.
    void release(std::string const& channel) noexcept;
 
    /// True when the server confirmed the channel's subscription on a quorum of nodes, and no
@@ -51,8 +66,11 @@ public:
    /// A push from node `node`'s subscriber connection.
    void on_push(std::size_t node, push_event const& e);
 
-   /// Cancels every sleeper (the client stops).
+   /// Cancels every sleeper and the linger timer (the client stops).
    void wake_all() noexcept;
+
+   /// Channels that linger subscribed with no reference.
+   std::size_t lingering() const noexcept { return lingering_.size(); }
 
 private:
    // One node's view of one channel. Pushes on a connection come in the order of its commands,
@@ -65,6 +83,7 @@ private:
    };
    struct channel_state {
       std::size_t refs = 0;
+      std::optional<std::chrono::steady_clock::time_point> idle_since;  // lingers subscribed
       std::uint64_t events = 0;
       std::vector<on_node> nodes;
       std::vector<boost::asio::steady_timer*> sleepers;
@@ -79,10 +98,21 @@ private:
    bool confirmed(channel_state const& ch) const noexcept;
    static void bump(channel_state& ch) noexcept;
    void forget_if_idle(channel_map::iterator it) noexcept;
+   void unsubscribe(std::string const& channel, channel_state& ch) noexcept;
+   void sweep(bool timer_fired) noexcept;
+   void arm_sweep(std::chrono::steady_clock::time_point at) noexcept;
 
    std::size_t nodes_;
    links links_;
    channel_map channels_;
+   std::chrono::milliseconds linger_;
+   std::size_t max_lingering_;
+   // Channels in the order they became idle, with that moment; an entry whose channel was
+   // taken again (or became idle again later) is stale and skipped.
+   std::deque<std::pair<std::string, std::chrono::steady_clock::time_point>> lingering_;
+   boost::asio::steady_timer sweep_timer_;
+   bool sweep_armed_ = false;
+   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);  // outlived by a late timer handler
 };
 
 }  // namespace locksmith::detail

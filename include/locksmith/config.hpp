@@ -34,6 +34,13 @@ struct config {
    /// Interval of the connection's PING health check; a node silent for twice this long is
    /// reconnected. Default 1 s.
    std::chrono::milliseconds health_check_interval = 1s;
+
+   /// How long a lock name's release channel stays subscribed after its last local waiter got
+   /// the lock or gave up. A name contended again within that time needs no new SUBSCRIBE, and
+   /// no wait for the server's confirmation before its waiter may sleep. At most 1,024 channels
+   /// linger at once per client, the oldest going first. Zero unsubscribes at once. Must not be
+   /// negative. Default 1 s.
+   std::chrono::milliseconds subscription_linger = 1s;
 };
 
 }  // namespace locksmith

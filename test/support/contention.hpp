@@ -44,6 +44,7 @@ struct contention_tally {
    long inversions = 0;  // a holder's fencing token was not above its predecessor's
    long errors = 0;
    std::map<std::string, long> kinds;  // errors by operation and message
+   std::vector<long> per_client;       // cycles of each client: how evenly the lock was shared
    std::chrono::steady_clock::duration took{};
 
    double per_second() const
@@ -65,7 +66,7 @@ struct state {
    bool stop = false;
 };
 
-inline asio::awaitable<void> contend(client& c, state& st, contention_shape s, std::string prefix, unsigned seed)
+inline asio::awaitable<void> contend(client& c, int who, state& st, contention_shape s, std::string prefix, unsigned seed)
 {
    constexpr auto tuple = asio::as_tuple(asio::deferred);
    std::mt19937 rng{seed};
@@ -97,6 +98,7 @@ inline asio::awaitable<void> contend(client& c, state& st, contention_shape s, s
          ++t.kinds["unlock: " + uec.message()];
       }
       ++t.cycles;
+      ++t.per_client[static_cast<std::size_t>(who)];
    }
 }
 
@@ -115,13 +117,14 @@ inline contention_tally run_contention(std::vector<std::string> const& nodes, co
    contention_detail::state st;
    st.occupancy.assign(static_cast<std::size_t>(s.names), 0);
    st.last_fence.assign(static_cast<std::size_t>(s.names), 0);
+   st.t.per_client.assign(static_cast<std::size_t>(s.clients), 0);
    std::random_device rd;
    auto const prefix = "contention/" + std::to_string(rd()) + "/";
    asio::steady_timer all_done{ioc, s.budget};
    for (int i = 0; i < s.clients; ++i)
       for (int j = 0; j < s.coroutines; ++j) {
          ++st.running;
-         asio::co_spawn(ioc, contention_detail::contend(*clients[i], st, s, prefix, rd()), [&](std::exception_ptr e) {
+         asio::co_spawn(ioc, contention_detail::contend(*clients[i], i, st, s, prefix, rd()), [&](std::exception_ptr e) {
             if (e)
                ++st.t.kinds["exception"], ++st.t.errors;
             if (--st.running == 0)

@@ -16,13 +16,15 @@ using locksmith::detail::release_listener;
 using kind = push_event::kind;
 
 struct fixture {
+   boost::asio::io_context ioc;
    std::vector<std::pair<std::size_t, std::string>> sent;  // node, "+channel" or "-channel"
    release_listener l;
 
-   explicit fixture(std::size_t nodes)
-   : l{nodes,
+   explicit fixture(std::size_t nodes, std::chrono::milliseconds linger = std::chrono::milliseconds{0}, std::size_t max_lingering = 1024)
+   : l{ioc.get_executor(), nodes,
        {[this](std::size_t i, std::string const& c) { sent.emplace_back(i, "+" + c); },
-        [this](std::size_t i, std::string const& c) { sent.emplace_back(i, "-" + c); }}}
+        [this](std::size_t i, std::string const& c) { sent.emplace_back(i, "-" + c); }},
+       linger, max_lingering}
    { }
 
    void ack(std::size_t node, kind k, std::string const& c = "ch") { l.on_push(node, {k, c}); }
@@ -67,8 +69,8 @@ BOOST_AUTO_TEST_CASE(a_late_confirmation_of_an_earlier_subscribe_does_not_count)
 
 BOOST_AUTO_TEST_CASE(messages_and_new_connections_wake_the_sleepers)
 {
-   boost::asio::io_context ioc;
    fixture f{1};
+   auto& ioc = f.ioc;
    f.l.acquire("ch");
    f.ack(0, kind::subscribed);
    boost::asio::steady_timer t{ioc, std::chrono::hours{1}};
@@ -109,6 +111,39 @@ BOOST_AUTO_TEST_CASE(an_idle_channel_is_forgotten_once_its_unsubscribe_is_confir
    BOOST_TEST(f.l.events("ch") == 0u);
    f.l.release("ch");                    // an extra release: harmless
    BOOST_TEST(f.sent.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(an_unreferenced_channel_lingers_subscribed_then_goes)
+{
+   fixture f{1, std::chrono::milliseconds{20}};
+   f.l.acquire("ch");
+   f.ack(0, kind::subscribed);
+   f.l.release("ch");
+   BOOST_TEST(f.sent.size() == 1u);  // no UNSUBSCRIBE yet
+   BOOST_TEST(f.l.lingering() == 1u);
+   f.l.acquire("ch");  // contended again: still subscribed and confirmed, nothing sent
+   BOOST_TEST(f.sent.size() == 1u);
+   BOOST_TEST(f.l.confirmed("ch"));
+   f.l.release("ch");
+   // The sweep unsubscribes once the linger has passed (the timer; bounded wait, not a sleep).
+   for (int i = 0; i < 200 && f.sent.size() < 2; ++i)
+      f.ioc.run_one_for(std::chrono::milliseconds{10});
+   BOOST_TEST_REQUIRE(f.sent.size() == 2u);
+   BOOST_TEST(f.sent.back().second == "-ch");
+   f.ack(0, kind::unsubscribed);
+   BOOST_TEST(f.l.events("ch") == 0u);  // forgotten
+}
+
+BOOST_AUTO_TEST_CASE(at_most_max_lingering_channels_linger)
+{
+   fixture f{1, std::chrono::hours{1}, 2};
+   for (auto const* c : {"a", "b", "c"}) {
+      f.l.acquire(c);
+      f.l.release(c);
+   }
+   BOOST_TEST(f.l.lingering() == 2u);
+   BOOST_TEST(f.sent.back().second == "-a");  // the oldest went first
+   f.l.wake_all();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -39,9 +39,13 @@ std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t 
       // Only its confirmation means something; a message published to it is noise.
       if (*k != push_event::kind::subscribed)
          return std::nullopt;
-      return push_event{push_event::kind::connected, {}};
+      return push_event{push_event::kind::connected, {}, {}};
    }
-   return push_event{*k, channel.value};
+   push_event e{*k, channel.value, {}};
+   if (*k == push_event::kind::message && last - first >= 4 && nodes[first + 3].depth == 1 &&
+       !is_aggregate(nodes[first + 3].data_type))
+      e.payload = nodes[first + 3].value;
+   return e;
 }
 
 }  // namespace

@@ -172,6 +172,13 @@ void release_listener::on_push(std::size_t node, push_event const& e)
       return;
    auto& ch = it->second;
    if (e.what == kind::message) {
+      // Under RedLock one release publishes on every node: a waiter that wakes on the first
+      // message and tries must not take the others for new releases, and try again in vain.
+      if (!e.payload.empty()) {
+         if (std::find(ch.recent.begin(), ch.recent.end(), e.payload) != ch.recent.end())
+            return;
+         ch.recent[ch.next_recent++ % ch.recent.size()] = e.payload;
+      }
       bump(ch);
       return;
    }

@@ -9,6 +9,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -52,7 +53,8 @@ public:
    /// reaches us: its quorum and ours share a node. Waiters rely on messages only from then on.
    bool confirmed(std::string_view channel) const;
 
-   /// Counts what may mean that the lock is free now or that a release was missed: messages,
+   /// Counts what may mean that the lock is free now or that a release was missed: releases (a
+   /// release under RedLock brings one message per node, all with its token: counted once),
    /// the subscription becoming confirmed, and reconnects of a subscriber connection. A waiter
    /// reads it before it tries, and tries again at once if it moved meanwhile.
    std::uint64_t events(std::string_view channel) const;
@@ -83,6 +85,8 @@ private:
    };
    struct channel_state {
       std::size_t refs = 0;
+      std::array<std::string, 4> recent;  // the last releases counted: one release, N messages
+      std::size_t next_recent = 0;
       std::optional<std::chrono::steady_clock::time_point> idle_since;  // lingers subscribed
       std::uint64_t events = 0;
       std::vector<on_node> nodes;

@@ -30,7 +30,7 @@ constexpr std::string_view release_text = R"lua(
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], '')
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
   return 1
 end
 if v then return 0 end

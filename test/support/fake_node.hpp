@@ -359,7 +359,7 @@ private:
             store_.erase(keys[0]);
             ++publishes;
             if (subscriptions[args[1]] > 0)
-               push({detail::push_event::kind::message, args[1]});
+               push({detail::push_event::kind::message, args[1], args[0]});
             return number(1);
          }
          return number(v ? 0 : -1);

@@ -37,16 +37,16 @@ BOOST_AUTO_TEST_SUITE(pushes)
 
 BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
 {
-   auto const got = parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("")),
+   auto const got = parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("t1")),
                                       push("unsubscribe", "a", count(0))}));
-   std::vector<push_event> const want{{kind::subscribed, "a"}, {kind::message, "a"}, {kind::unsubscribed, "a"}};
+   std::vector<push_event> const want{{kind::subscribed, "a", ""}, {kind::message, "a", "t1"}, {kind::unsubscribed, "a", ""}};
    BOOST_TEST((got == want));
 }
 
 BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
 {
    auto const got = parse_pushes(cat({push("subscribe", "", count(1)), push("subscribe", "b", count(2))}));
-   std::vector<push_event> const want{{kind::connected, ""}, {kind::subscribed, "b"}};
+   std::vector<push_event> const want{{kind::connected, "", ""}, {kind::subscribed, "b", ""}};
    BOOST_TEST((got == want));
    // A message published to the marker's channel by someone else is noise.
    BOOST_TEST(parse_pushes(push("message", "", text("x"))).empty());
@@ -61,7 +61,7 @@ BOOST_AUTO_TEST_CASE(other_pushes_and_stray_replies_are_skipped_whole)
    std::vector<node> const refused{{type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
    std::vector<node> const nested{head(3), text("message"), {type::array, 1, 1, {}}, text("x", 2), text("")};
    auto const got = parse_pushes(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}));
-   std::vector<push_event> const want{{kind::message, "c"}};
+   std::vector<push_event> const want{{kind::message, "c", ""}};
    BOOST_TEST((got == want));
 }
 

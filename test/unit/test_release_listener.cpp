@@ -27,7 +27,10 @@ struct fixture {
        linger, max_lingering}
    { }
 
-   void ack(std::size_t node, kind k, std::string const& c = "ch") { l.on_push(node, {k, c}); }
+   void ack(std::size_t node, kind k, std::string const& c = "ch", std::string payload = {})
+   {
+      l.on_push(node, {k, c, std::move(payload)});
+   }
 };
 
 }  // namespace
@@ -111,6 +114,23 @@ BOOST_AUTO_TEST_CASE(an_idle_channel_is_forgotten_once_its_unsubscribe_is_confir
    BOOST_TEST(f.l.events("ch") == 0u);
    f.l.release("ch");                    // an extra release: harmless
    BOOST_TEST(f.sent.size() == 4u);
+}
+
+// A release under RedLock publishes its token on every node: one event, however many messages.
+BOOST_AUTO_TEST_CASE(one_release_is_one_event_on_every_node)
+{
+   fixture f{5};
+   f.l.acquire("ch");
+   for (std::size_t i = 0; i < 5; ++i)
+      f.ack(i, kind::subscribed);
+   auto const e0 = f.l.events("ch");
+   for (std::size_t i = 0; i < 5; ++i)
+      f.ack(i, kind::message, "ch", "token-1");
+   BOOST_TEST(f.l.events("ch") == e0 + 1);
+   f.ack(2, kind::message, "ch", "token-2");
+   f.ack(0, kind::message, "ch", "token-1");  // a straggler of the first release
+   f.ack(4, kind::message, "ch", "token-2");
+   BOOST_TEST(f.l.events("ch") == e0 + 2);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreferenced_channel_lingers_subscribed_then_goes)

@@ -20,6 +20,7 @@ struct push_event {
    };
    kind what;
    std::string channel;
+   std::string payload;  // a message's text (a release's token); empty otherwise
 
    friend bool operator==(push_event const&, push_event const&) = default;
 };
@@ -32,7 +33,7 @@ inline constexpr std::string_view connection_marker{};
 
 /// The pushes among RESP3 nodes read from a subscriber connection, in order. A push is an
 /// aggregate at depth 0 whose first element names its kind and whose second is the channel
-/// (`message`, `subscribe`, `unsubscribe`). Anything else is skipped whole, nested aggregates
+/// (`message`, `subscribe`, `unsubscribe`); a message's third element is its payload. Anything else is skipped whole, nested aggregates
 /// included: pattern messages, anything on the connection marker but its confirmation (which
 /// reads as `connected`), errors (a SUBSCRIBE refused by an ACL), and a reply that Boost.Redis
 /// took for a push.

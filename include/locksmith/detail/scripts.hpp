@@ -27,7 +27,8 @@ struct script {
 script const& acquire_script();
 
 /// KEYS: lock key. ARGV: token, release channel.
-/// Deletes the key and publishes the release if it holds the token: 1; 0 when another token
+/// Deletes the key and publishes the release (the message is the token, the same on every node,
+/// so that a waiter counts one release once) if it holds the token: 1; 0 when another token
 /// holds it; -1 when there is no key (it expired).
 script const& release_script();
 

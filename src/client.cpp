@@ -71,6 +71,12 @@ void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* 
          [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
 }
 
+void client::async_close_impl(done_handler h)
+{
+   spawn(core_->ex, core_->close(core_->cfg.close_timeout), std::move(h),
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
+}
+
 namespace detail {
 
 error_code code_of(std::exception_ptr e)

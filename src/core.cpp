@@ -14,6 +14,7 @@
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
+using std::chrono::milliseconds;
 
 lease_state::lease_state(
    std::shared_ptr<client_core> const& c,
@@ -99,16 +100,37 @@ void client_core::start()
    }
 }
 
-void client_core::stop()
+void client_core::halt()
 {
    stopped = true;
-   for (auto& n : nodes)
-      n->stop();
    // Wake every sleeping and queued waiter: each sees `stopped` and completes.
    listener.wake_all();
    for (auto& [name, s] : slots_)
       for (auto* w : s.queue)
          w->wake->cancel();
+}
+
+void client_core::stop()
+{
+   halt();
+   work->close();
+   for (auto& n : nodes)
+      n->stop();
+}
+
+asio::awaitable<error_code> client_core::close(milliseconds bound)
+{
+   halt();
+   if (work->pending() > 0) {
+      asio::steady_timer idle{ex, bound};
+      work->on_idle(&idle);
+      // Woken when the last operation or release ends, or at the bound.
+      co_await idle.async_wait(asio::as_tuple(asio::use_awaitable));
+      work->forget_idle_waiter(&idle);
+   }
+   bool const clean = work->pending() == 0;
+   stop();
+   co_return clean ? error_code{} : error_code{asio::error::timed_out};
 }
 
 asio::awaitable<error_code> client_core::enter_slot(std::string const& name, clock::time_point deadline)
@@ -158,7 +180,11 @@ std::shared_ptr<script_call const> client_core::release_call(std::string const& 
       std::vector<std::string>{token, release_channel(cfg.prefix, name)});
 }
 
-void client_core::release_where_taken(std::string const& name, std::string const& token, fanout_result const& r)
+void client_core::release_where_taken(
+   std::string const& name,
+   std::string const& token,
+   fanout_result const& r,
+   clock::time_point until)
 {
    // A node that said taken holds someone else's key, never ours; every other one may hold ours
    // (it said yes, failed, or had not answered when the attempt was decided).
@@ -167,7 +193,8 @@ void client_core::release_where_taken(std::string const& name, std::string const
       if (i >= r.nodes.size() || r.nodes[i].v != vote::no)
          targets.push_back(nodes[i]);
    if (!targets.empty())
-      start_fanout(ex, targets, release_call(name, token), cfg.node_timeout, [](error_code, fanout_result) { });
+      start_fanout(ex, targets, release_call(name, token), cfg.node_timeout, [](error_code, fanout_result) { },
+                   persistence{until, work});
 }
 
 }  // namespace locksmith::detail

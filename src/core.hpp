@@ -4,6 +4,7 @@
 #ifndef LOCKSMITH_SRC_CORE_HPP
 #define LOCKSMITH_SRC_CORE_HPP
 
+#include "cleanup.hpp"
 #include "fanout.hpp"
 #include "node.hpp"
 #include "release_listener.hpp"
@@ -72,7 +73,11 @@ struct client_core : std::enable_shared_from_this<client_core> {
    /// nodes); cfg.nodes is ignored.
    client_core(boost::asio::any_io_executor ex, config cfg, std::vector<std::shared_ptr<node>> nodes);
    void start();
+   /// Ends every operation and stops the nodes at once; owned releases are abandoned.
    void stop();
+   /// Ends new and waiting operations, waits until the operations in flight and the owned
+   /// releases are done, at most `bound`, then stops: success, or timed_out at the bound.
+   boost::asio::awaitable<error_code> close(std::chrono::milliseconds bound);
 
    struct lock_result {
       error_code ec;
@@ -117,9 +122,14 @@ struct client_core : std::enable_shared_from_this<client_core> {
    bool slot_busy(std::string const& name) const { return slots_.contains(name); }
 
    /// Sends release to every node that may hold the attempt's key (all but those that said
-   /// taken) and forgets the answers: after a lost attempt, a cancelled one, or a won one whose
-   /// validity ran out.
-   void release_where_taken(std::string const& name, std::string const& token, fanout_result const& r);
+   /// taken), after a lost attempt, a cancelled one, or a won one whose validity ran out. The
+   /// client owns it (persistence) until each node answered or `until` (when the key expires by
+   /// itself) has passed.
+   void release_where_taken(
+      std::string const& name,
+      std::string const& token,
+      fanout_result const& r,
+      clock::time_point until);
 
    /// The acquire script's call for one attempt.
    std::shared_ptr<script_call const> acquire_call(
@@ -156,7 +166,8 @@ struct client_core : std::enable_shared_from_this<client_core> {
    std::shared_ptr<script_call const> release_call(std::string const& name, std::string const& token) const;
 
    boost::asio::any_io_executor ex;
-   bool stopped = false;  // the client was cancelled or destroyed: operations end at once
+   bool stopped = false;  // the client was closed, cancelled or destroyed: operations end at once
+   std::shared_ptr<owned_work> work = std::make_shared<owned_work>();  // what close() waits for
    config cfg;
    error_code config_error;
    std::vector<std::shared_ptr<node>> nodes;
@@ -165,6 +176,7 @@ struct client_core : std::enable_shared_from_this<client_core> {
 
 private:
    release_listener::links listener_links();
+   void halt();
 
    std::unordered_map<std::string, slot> slots_;
 };

@@ -87,6 +87,59 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
    fanout_result result;
 };
 
+// One node's part of a fan-out: the call, and with persistence its retries.
+struct node_call : std::enable_shared_from_this<node_call> {
+   node_call(std::shared_ptr<fanout_op> o, std::shared_ptr<node> nd, std::size_t i, std::shared_ptr<script_call const> c,
+             std::chrono::milliseconds t, std::function<bool()> wanted, std::optional<persistence> k,
+             asio::any_io_executor ex)
+   : op{std::move(o)}
+   , n{std::move(nd)}
+   , index{i}
+   , call{std::move(c)}
+   , timeout{t}
+   , still_wanted{std::move(wanted)}
+   , keep{std::move(k)}
+   , io{std::move(ex)}
+   { }
+
+   std::shared_ptr<fanout_op> op;
+   std::shared_ptr<node> n;
+   std::size_t index;
+   std::shared_ptr<script_call const> call;
+   std::chrono::milliseconds timeout;
+   std::function<bool()> still_wanted;
+   std::optional<persistence> keep;
+   asio::any_io_executor io;
+   unsigned attempt = 0;
+
+   void send(std::chrono::milliseconds t)
+   {
+      n->eval(call, t, still_wanted, [self = shared_from_this()](node_reply&& r) { self->on_reply(std::move(r)); });
+   }
+
+   void on_reply(node_reply&& r)
+   {
+      // Only a transport failure may mend: an answer, even an error, is final.
+      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !keep->work->closed() &&
+                         std::chrono::steady_clock::now() < keep->until;
+      if (attempt == 0)
+         op->on_reply(*call->code, index, std::move(r), *n);
+      if (!again) {
+         if (keep)
+            keep->work->done();
+         return;
+      }
+      auto const plan = release_retry(timeout, attempt++);
+      auto timer = std::make_shared<asio::steady_timer>(io, plan.pause);
+      keep->work->track(timer);
+      timer->async_wait([self = shared_from_this(), timer, plan](error_code ec) {
+         if (ec || self->keep->work->closed())
+            return self->keep->work->done();
+         self->send(plan.timeout);
+      });
+   }
+};
+
 }  // namespace
 
 void start_fanout(
@@ -94,7 +147,8 @@ void start_fanout(
    std::vector<std::shared_ptr<node>> const& nodes,
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
-   fanout_handler handler)
+   fanout_handler handler,
+   std::optional<persistence> keep)
 {
    auto op = std::make_shared<fanout_op>(nodes.size(), std::move(handler));
    auto slot = asio::get_associated_cancellation_slot(op->handler);
@@ -114,10 +168,13 @@ void start_fanout(
    // Only an acquire must not fall back once decided (it would land behind the release sent
    // meanwhile); a release or extend is idempotent and must reach every node.
    bool const acquire = &code == &acquire_script();
-   for (std::size_t i = 0; i < nodes.size(); ++i)
-      nodes[i]->eval(
-         call, timeout, [op, acquire] { return !acquire || static_cast<bool>(op->handler); },
-         [op, &code, i, n = nodes[i]](node_reply&& r) { op->on_reply(code, i, std::move(r), *n); });
+   std::function<bool()> still_wanted = [op, acquire] { return !acquire || static_cast<bool>(op->handler); };
+   for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (keep)
+         keep->work->add();
+      auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted, keep, io);
+      c->send(timeout);
+   }
 }
 
 }  // namespace locksmith::detail

@@ -4,6 +4,7 @@
 #ifndef LOCKSMITH_SRC_FANOUT_HPP
 #define LOCKSMITH_SRC_FANOUT_HPP
 
+#include "cleanup.hpp"
 #include "node.hpp"
 
 #include <locksmith/detail/quorum.hpp>
@@ -14,6 +15,7 @@
 #include <boost/asio/async_result.hpp>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace locksmith::detail {
@@ -47,13 +49,19 @@ using fanout_handler = boost::asio::any_completion_handler<void(error_code, fano
 /// on and are ignored; the caller releases what they may have taken (later commands on a
 /// connection run after earlier ones, so a release sent now lands after them).
 ///
+/// With `keep` (releases), a node whose call failed (timed out, or not sent while its
+/// connection was down) is sent the call again, with a growing pause (release_retry), until it
+/// answers or `keep->until` has passed or the work is closed; the first failure still counts
+/// as its vote. Each node's calls count in `keep->work` until they end.
+///
 /// Cancellation (any type): completes with operation_aborted, posted on `io`.
 void start_fanout(
    boost::asio::any_io_executor const& io,
    std::vector<std::shared_ptr<node>> const& nodes,
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
-   fanout_handler handler);
+   fanout_handler handler,
+   std::optional<persistence> keep = std::nullopt);
 
 template <class CompletionToken>
 auto async_fanout(
@@ -61,13 +69,14 @@ auto async_fanout(
    std::vector<std::shared_ptr<node>> const& nodes,
    std::shared_ptr<script_call const> call,
    std::chrono::milliseconds timeout,
-   CompletionToken&& token)
+   CompletionToken&& token,
+   std::optional<persistence> keep = std::nullopt)
 {
    return boost::asio::async_initiate<CompletionToken, void(error_code, fanout_result)>(
-      [&io, &nodes, timeout](auto handler, std::shared_ptr<script_call const> c) {
-         start_fanout(io, nodes, std::move(c), timeout, std::move(handler));
+      [&io, &nodes, timeout](auto handler, std::shared_ptr<script_call const> c, std::optional<persistence> k) {
+         start_fanout(io, nodes, std::move(c), timeout, std::move(handler), std::move(k));
       },
-      token, std::move(call));
+      token, std::move(call), std::move(keep));
 }
 
 }  // namespace locksmith::detail

@@ -134,6 +134,8 @@ struct slot_guard {
 
 asio::awaitable<error_code> client_core::sleep(microseconds d, std::string const* channel)
 {
+   if (stopped)
+      co_return asio::error::operation_aborted;
    asio::steady_timer t{ex, d};
    if (channel)
       listener.add_sleeper(*channel, &t);
@@ -175,6 +177,7 @@ lease client_core::grant(
 asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts, bool try_only, report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   work_guard in_flight{*work};  // a graceful close waits for this operation
    if (config_error)
       co_return lock_result{config_error, {}};
    if (auto ec = validate_options(name, opts, cfg.node_timeout))
@@ -202,10 +205,11 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       auto const token = random_token();
       auto const seen = listener.events(channel);
       auto const t0 = clock::now();
-      auto [ec, r] = co_await async_fanout(ex, nodes, acquire_call(name, token, opts.ttl), cfg.node_timeout, use_tuple);
+      auto const call = acquire_call(name, token, opts.ttl);
+      auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple);
       describe(r, nodes, diag);
       if (ec) {
-         release_where_taken(name, token, r);  // cancelled: the SET may have landed anyway
+         release_where_taken(name, token, r, t0 + opts.ttl);  // cancelled: the SET may have landed anyway
          co_return lock_result{ec, {}};
       }
       attempt_facts f{.lost = lost_reason(r)};
@@ -217,7 +221,7 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
          f.lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
-      release_where_taken(name, token, r);
+      release_where_taken(name, token, r, t0 + opts.ttl);
       if (auto ec = co_await wait_to_retry(f, r, name, channel, seen, spin, no_wait, deadline))
          co_return lock_result{ec, {}};
    }
@@ -273,6 +277,7 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
 {
    using status = lease_state::status;
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   work_guard in_flight{*work};  // a graceful close waits for this operation
    if (!st || (st->st != status::held && st->st != status::lost))
       co_return error::not_held;
    // A lost lease was left in Redis so that nobody could enter before its holder stopped
@@ -280,7 +285,11 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
    bool const was_lost = st->st == status::lost;
    st->end(status::released);
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
-   auto [ec, r] = co_await async_fanout(ex, nodes, release_call(st->name, st->token), cfg.node_timeout, use_tuple);
+   // Owned until every node answered, or the key has expired by itself. (A named local: GCC 12
+   // destroys a temporary with a destructor twice when it stands in a co_await expression.)
+   auto keep = std::optional<persistence>{persistence{st->renewed_at + st->ttl, work}};
+   auto const call = release_call(st->name, st->token);
+   auto [ec, r] = co_await async_fanout(ex, nodes, call, cfg.node_timeout, use_tuple, std::move(keep));
    // Only now may the next local waiter try: sooner, it would race its own release.
    st->leave_slot();
    describe(r, nodes, diag);
@@ -292,12 +301,15 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
 asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl, report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   work_guard in_flight{*work};  // a graceful close waits for this operation
    if (auto ec = validate_ttl(ttl))
       co_return ec;
    if (auto ec = validate_drift(ttl, st ? st->drift : std::nullopt))
       co_return ec;
    if (!st || st->st != lease_state::status::held)
       co_return error::not_held;
+   if (stopped)
+      co_return asio::error::operation_aborted;
    auto const t0 = clock::now();
    auto const call = std::make_shared<script_call>(
       extend_script(),

@@ -79,7 +79,8 @@ error_code validate_config(config const& cfg)
    if (cfg.prefix.find_first_of("{}") != std::string::npos)
       return error::invalid_argument;
    if (cfg.node_timeout.count() <= 0 || cfg.node_timeout > std::chrono::hours{1} || cfg.reconnect_wait.count() < 0 ||
-       cfg.health_check_interval.count() < 0 || cfg.subscription_linger.count() < 0)
+       cfg.health_check_interval.count() < 0 || cfg.subscription_linger.count() < 0 ||
+       cfg.close_timeout.count() < 0)
       return error::invalid_argument;
    return {};
 }

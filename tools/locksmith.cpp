@@ -181,15 +181,8 @@ asio::awaitable<int> run_command(session& s, exec_args const& a, locksmith::leas
    co_return code;
 }
 
-asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings set)
+asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_args const& a, exec_settings const& set)
 {
-   locksmith::client client{co_await asio::this_coro::executor, std::move(set.cfg)};
-   if (client.config_error()) {
-      std::cerr << "locksmith: malformed --redis URL: expected "
-                   "redis://[user[:password]@]host[:port][/db] or rediss://...\n";
-      co_return ex_usage;
-   }
-   print_warnings(a, set);
    // A signal during the wait cancels it; the library then releases what the attempt may have set.
    locksmith::report diag;
    auto [ec, lease] = co_await client.async_lock(
@@ -213,6 +206,23 @@ asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings 
    else if (unlock_ec)
       std::cerr << "locksmith: warning: releasing '" << a.key << "': " << unlock_ec.message()
                 << "\n";
+   co_return code;
+}
+
+asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings set)
+{
+   locksmith::client client{co_await asio::this_coro::executor, set.cfg};
+   if (client.config_error()) {
+      std::cerr << "locksmith: malformed --redis URL: expected "
+                   "redis://[user[:password]@]host[:port][/db] or rediss://...\n";
+      co_return ex_usage;
+   }
+   print_warnings(a, set);
+   int const code = co_await hold_and_run(client, s, a, set);
+   // The releases that the client still owns (a failed attempt's, or an unlock that a node did
+   // not answer yet) must go out before the process ends: close sees them through, for at most
+   // config::close_timeout.
+   co_await client.async_close(asio::as_tuple(asio::use_awaitable));
    co_return code;
 }
 

@@ -41,7 +41,10 @@ public:
    client(client&&) noexcept;
    client& operator=(client&&) noexcept;
 
-   /// Closes the connections. Leases still held stay in Redis until their TTL runs out.
+   /// Closes the connections at once, like cancel(): operations in flight complete with errors,
+   /// and releases that the client still owns are abandoned (their keys then expire by their
+   /// TTL). Call async_close first to finish them. Leases still held stay in Redis until their
+   /// TTL runs out. Does no I/O and never blocks.
    ~client();
 
    executor_type get_executor() const noexcept;
@@ -51,6 +54,27 @@ public:
 
    /// Closes the connections: operations in flight complete with errors, later ones fail.
    void cancel();
+
+   /// Closes the client gracefully: no new lock or extend is accepted (they complete with
+   /// operation_aborted), waiting lock operations end with operation_aborted, then it waits until
+   /// the operations in flight have completed and every release that the client owns is done,
+   /// for at most `config::close_timeout`, and closes the connections.
+   ///
+   /// The client owns every release it sends (an unlock's, and a failed or cancelled attempt's,
+   /// which may have set keys) until each node has answered, or until the key has expired by
+   /// itself: a release that a node did not answer (timed out, or not sent while its connection
+   /// was down) is sent again, with a growing pause, while the key may still be there. A failing
+   /// `async_lock` completes after its cleanup has been queued on every connection; the client,
+   /// not the caller, then sees it through. Unlocks are still accepted while closing.
+   ///
+   /// Signature: `void(error_code)`. Success when everything owned was done; timed_out when the
+   /// bound passed first (what was left is abandoned, and those keys expire by their TTL).
+   /// Cancellation: none; the wait is bounded by config::close_timeout.
+   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_close(CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(close_initiation{this}, token);
+   }
 
    /// Takes the lock `name`, waiting up to `opts.wait` for its holder to let it go.
    ///
@@ -169,6 +193,7 @@ private:
    void async_lock_impl(std::string name, lock_options opts, bool try_only, report* diag, lock_handler h);
    void async_unlock_impl(lease* l, report* diag, done_handler h);
    void async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h);
+   void async_close_impl(done_handler h);
 
    // Named initiations expose get_executor(), so that asio::cancel_after works.
    struct lock_initiation {
@@ -199,6 +224,17 @@ private:
       void operator()(Handler&& h, lease* l, std::chrono::milliseconds ttl, report* diag) const
       {
          self->async_extend_impl(l, ttl, diag, done_handler{std::forward<Handler>(h)});
+      }
+   };
+
+   struct close_initiation {
+      client* self;
+      using executor_type = client::executor_type;
+      executor_type get_executor() const noexcept { return self->get_executor(); }
+      template <class Handler>
+      void operator()(Handler&& h) const
+      {
+         self->async_close_impl(done_handler{std::forward<Handler>(h)});
       }
    };
 

@@ -41,6 +41,11 @@ struct config {
    /// linger at once per client, the oldest going first. Zero unsubscribes at once. Must not be
    /// negative. Default 1 s.
    std::chrono::milliseconds subscription_linger = 1s;
+
+   /// The longest that client::async_close waits for operations in flight and for the releases
+   /// that the client still owns (see client::async_close) before it closes the connections
+   /// anyway. Must not be negative. Default 1 s.
+   std::chrono::milliseconds close_timeout = 1s;
 };
 
 }  // namespace locksmith

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <fstream>
 #include <sstream>
@@ -359,6 +360,26 @@ BOOST_AUTO_TEST_CASE(no_subcommand_prints_usage_and_exits_64, *utf::timeout(60))
   for (auto code : {"64", "69", "70", "75", "76", "127", "LOCKSMITH_FENCING_TOKEN", "--grace",
                     "--max-hold", "renewed", "SIGTERM", "SIGKILL"})
     BOOST_TEST(help.out().find(code) != std::string::npos, code << " not in --help");
+}
+
+// 3 of 5 nodes frozen: the attempts fail (exit 69), and the SETs that landed on the two healthy
+// nodes, and those queued to the frozen ones, must all be released: the tool closes its client,
+// which sees its owned releases through, before it exits. Once the nodes resume, no key is left.
+BOOST_AUTO_TEST_CASE(failed_attempts_leave_no_key_after_exit, *utf::timeout(120)) {
+  std::vector<std::unique_ptr<redis_server>> nodes;
+  for (int i = 0; i < 5; ++i) nodes.push_back(std::make_unique<redis_server>());
+  auto key = unique_key();
+  for (int i = 2; i < 5; ++i) nodes[i]->pause();
+  std::vector<std::string> args{"exec"};
+  for (auto& n : nodes) args.insert(args.end(), {"--redis", n->url()});
+  args.insert(args.end(), {"--key", key, "--wait", "1s", "--", "true"});
+  cli_process p(args);
+  int const code = p.wait(30s);
+  for (int i = 2; i < 5; ++i) nodes[i]->resume();
+  BOOST_TEST(code == 69, p.err());
+  BOOST_TEST(eventually([&] {
+    return std::none_of(nodes.begin(), nodes.end(), [&](auto& n) { return key_exists(*n, key); });
+  }, 5s));
 }
 
 BOOST_AUTO_TEST_CASE(unreachable_redis_exits_69, *utf::timeout(60)) {

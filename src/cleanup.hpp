@@ -1,0 +1,75 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The work that a client owns until it is done: operations in flight, and releases that must
+// reach every node (a failed or cancelled attempt's, an unlock's) even after their caller moved
+// on. A graceful close waits for it. Everything here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_CLEANUP_HPP
+#define LOCKSMITH_SRC_CLEANUP_HPP
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace locksmith::detail {
+
+class owned_work {
+public:
+   void add() noexcept { ++pending_; }
+   void done() noexcept;
+   std::size_t pending() const noexcept { return pending_; }
+
+   /// Once closed, no release is sent again after a failure: close() bounds the wait.
+   bool closed() const noexcept { return closed_; }
+   void close() noexcept;
+
+   /// A timer that done() cancels when nothing is pending any more. The timer is a local of the
+   /// waiting coroutine's frame, which removes it (forget_idle_waiter) before the frame ends.
+   void on_idle(boost::asio::steady_timer* t) { idle_waiters_.push_back(t); }
+   void forget_idle_waiter(boost::asio::steady_timer* t) noexcept;
+
+   /// A retry's timer, cancelled by close() so that nothing waits on it.
+   void track(std::weak_ptr<boost::asio::steady_timer> t);
+
+private:
+   std::size_t pending_ = 0;
+   bool closed_ = false;
+   std::vector<boost::asio::steady_timer*> idle_waiters_;
+   std::vector<std::weak_ptr<boost::asio::steady_timer>> retry_timers_;
+};
+
+/// Counts one operation in flight for as long as it lives.
+class work_guard {
+public:
+   explicit work_guard(owned_work& w) noexcept
+   : w_{w}
+   {
+      w_.add();
+   }
+   ~work_guard() { w_.done(); }
+   work_guard(work_guard const&) = delete;
+   work_guard& operator=(work_guard const&) = delete;
+
+private:
+   owned_work& w_;
+};
+
+/// How long a release is owned: until each node answered, or the key cannot be there any more.
+struct persistence {
+   std::chrono::steady_clock::time_point until;  // the key expires by itself by then
+   std::shared_ptr<owned_work> work;
+};
+
+/// The pause before sending a release again after its `attempt`-th failure, and that call's
+/// timeout: doubling from the node timeout, the pause up to 1 s and the timeout up to 2 s, so
+/// that a release meets a node back from a reconnect without hammering a frozen one.
+struct retry_plan {
+   std::chrono::milliseconds pause;
+   std::chrono::milliseconds timeout;
+};
+retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attempt) noexcept;
+
+}  // namespace locksmith::detail
+
+#endif

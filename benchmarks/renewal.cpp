@@ -251,8 +251,8 @@ renewal_result measure(renewal_spec const& s, progress_fn const& progress)
    asio::co_spawn(io, run(s, cli, leases, out, progress), [&](std::exception_ptr e) {
       if (e)
          out.fail("the run threw an exception");
-      cli.cancel();
-      io.stop(); // the connections' loops may still be winding down; nothing more to measure
+      // Finish what the client owns, then stop: the connections' loops may still be winding down.
+      cli.async_close([&](error_code) { io.stop(); });
    });
    io.run();
    return out;

@@ -167,7 +167,7 @@ asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& work
    co_await run_workers(c, workers, [&](worker& w) {
       return c.spec.sc == scenario::quorum ? quorum_worker(c, cli, w) : lock_worker(c, cli, w);
    });
-   cli.cancel();
+   co_await cli.async_close(asio::as_tuple(asio::use_awaitable));
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -136,9 +137,10 @@ int main(int argc, char** argv)
          std::cerr << "stopped: " << x.code().message() << '\n';
          status = 1;
       }
-      // Nothing left to do: close the connections so that run() returns.
+      // Nothing left to do: finish the releases the client owns, close the connections, and
+      // run() returns.
       signals.cancel();
-      locks.cancel();
+      locks.async_close(asio::detached);
    };
    asio::co_spawn(ioc, run(), asio::bind_cancellation_slot(stop.slot(), done));
    ioc.run();

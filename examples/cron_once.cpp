@@ -18,6 +18,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -97,7 +98,7 @@ int main(int argc, char** argv)
    auto done = [&](std::exception_ptr e, int s) {
       status = e ? 70 : s;
       signals.cancel();
-      locks.cancel();  // nothing left to do: close the connections so that run() returns
+      locks.async_close(asio::detached);  // finish owned releases, close, and run() returns
    };
    asio::co_spawn(ioc, run(locks, seconds), asio::bind_cancellation_slot(stop.slot(), done));
    ioc.run();

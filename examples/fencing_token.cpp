@@ -138,8 +138,8 @@ int main(int argc, char** argv)
          status = 1;
       }
       signals.cancel();
-      machine_a.cancel();
-      machine_b.cancel();
+      machine_a.async_close(asio::detached);
+      machine_b.async_close(asio::detached);
       storage.cancel();
    };
    // Both writers at once; should one fail, the other is cancelled.

@@ -178,7 +178,7 @@ struct gateway {
       // Ctrl-C: let the requests in flight finish, then close the connections to Redis.
       if (sessions > 0)
          co_await drained.async_wait(asio::as_tuple);
-      locks.cancel();
+      co_await locks.async_close(asio::as_tuple);  // the releases it owns go out first
       db.cancel();
       signals.cancel();
       std::cout << "stopped\n";

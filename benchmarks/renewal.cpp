@@ -242,7 +242,8 @@ renewal_result measure(renewal_spec const& s, progress_fn const& progress)
    renewal_result out;
    asio::io_context io{1};
    client cli{io.get_executor(),
-              config{.nodes = s.nodes, .prefix = s.prefix, .node_timeout = s.node_timeout}};
+              config{.nodes = s.nodes, .prefix = s.prefix, .node_timeout = s.node_timeout,
+                     .restart_quarantine = std::chrono::milliseconds{0}}};  // servers just started
    std::vector<lease> leases(static_cast<std::size_t>(s.leases));
    if (cli.config_error()) {
       out.fail("bad configuration: " + cli.config_error().message());

@@ -158,7 +158,8 @@ asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& work
 {
    client cli{
        c.io.get_executor(),
-       config{.nodes = c.spec.nodes, .prefix = c.spec.prefix, .node_timeout = c.spec.node_timeout}};
+       config{.nodes = c.spec.nodes, .prefix = c.spec.prefix, .node_timeout = c.spec.node_timeout,
+              .restart_quarantine = std::chrono::milliseconds{0}}};  // servers just started
    c.shm.started.fetch_add(1); // also on failure, so that the harness does not wait for us
    if (cli.config_error()) {
       fail(c, "bad configuration: " + cli.config_error().message());

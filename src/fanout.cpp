@@ -59,6 +59,12 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       auto& r = handler ? result.nodes[i] : late;
       r.reply = std::move(reply);
       r.v = classify(code, r);
+      // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of
+      // its counts during its quarantine (its key, if set, is released like a failed vote's).
+      if (r.v == vote::yes && &code == &acquire_script() && from.quarantined()) {
+         r.v = vote::failed;
+         r.reply.server_message = "in restart quarantine (config::restart_quarantine)";
+      }
       // A reply of the wrong shape means the connection matches replies to the wrong requests:
       // nothing more it answers can be trusted until it is a new connection.
       if (r.malformed)

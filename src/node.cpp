@@ -1,6 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include <locksmith/detail/quarantine.hpp>
+
 #include <boost/asio/cancel_after.hpp>
 #include <boost/asio/consign.hpp>
 #include <boost/asio/detached.hpp>
@@ -35,12 +37,22 @@ redis::config make_redis_config(node_url const& url, config const& cfg)
 }
 
 // Keeps the last connection problem (connection refused, timeout...) so that a failed call can
-// say why, instead of only "timed out".
-redis::logger make_logger(std::shared_ptr<std::string> last_problem)
+// say why, instead of only "timed out". With `on_connected`, it also reports each new
+// connection: Boost.Redis logs "Connected to ..." at info level once the socket is up, before
+// any request is written on it.
+redis::logger make_logger(
+   std::shared_ptr<std::string> last_problem,
+   std::shared_ptr<std::function<void()>> on_connected = nullptr)
 {
+   using level = redis::logger::level;
    return redis::logger{
-      redis::logger::level::warning,
-      [last_problem](redis::logger::level, std::string_view msg) { *last_problem = msg; }};
+      on_connected ? level::info : level::warning,
+      [last_problem, on_connected](level l, std::string_view msg) {
+         if (l <= level::warning)
+            *last_problem = msg;
+         else if (on_connected && *on_connected && msg.starts_with("Connected to"))
+            (*on_connected)();
+      }};
 }
 
 void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
@@ -108,8 +120,12 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
 : cfg_{make_redis_config(url, cfg)}
 , name_{redacted(url)}
 , last_problem_{std::make_shared<std::string>()}
-, cmd_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
+, on_connected_{effective_quarantine(cfg).count() > 0 ? std::make_shared<std::function<void()>>() : nullptr}
+, cmd_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_, on_connected_)}
 , sub_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
+, quarantine_{effective_quarantine(cfg)}
+, trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
+                                        : std::chrono::steady_clock::time_point::min()}
 {
    sub_.set_receive_response(pushes_);
 }
@@ -117,6 +133,13 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
 void redis_node::start(push_handler on_push)
 {
    on_push_ = std::move(on_push);
+   if (on_connected_) {
+      *on_connected_ = [weak = weak_from_this()] {
+         if (auto self = weak.lock())
+            self->on_command_connection();
+      };
+      learn_uptime(1);  // queued first: answered before any script of the first connection
+   }
    run_commands();
    sub_.async_run(cfg_, asio::consign(asio::detached, shared_from_this()));
    receive_loop();
@@ -150,6 +173,42 @@ void redis_node::reconnect()
       return;
    reconnecting_ = true;
    cmd_.cancel(redis::operation::run);
+}
+
+bool redis_node::quarantined() const noexcept
+{
+   return std::chrono::steady_clock::now() < trusted_from_;
+}
+
+void redis_node::on_command_connection()
+{
+   // The first connection's INFO was queued at start; a later one may be to a server that
+   // restarted meanwhile: distrust it until it says how long it has been up.
+   if (++connections_ == 1)
+      return;
+   trusted_from_ = std::chrono::steady_clock::time_point::max();
+   // Not from inside Boost.Redis's own call to the logger.
+   asio::post(cmd_.get_executor(), [self = shared_from_this(), n = connections_] { self->learn_uptime(n); });
+}
+
+void redis_node::learn_uptime(unsigned connection)
+{
+   auto req = std::make_shared<redis::request>();
+   req->push("INFO", "server");
+   auto resp = std::make_shared<redis::generic_response>();
+   exec_command(cmd_, *req, *resp, [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+      // An answer from an older connection says nothing of the server now; a failed one is
+      // asked again on the next connection.
+      if (ec || connection != std::max(self->connections_, 1u))
+         return;
+      auto const now = std::chrono::steady_clock::now();
+      if (resp->has_error() || resp->value().empty()) {
+         self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
+         return;
+      }
+      auto const uptime = parse_uptime(resp->value().front().value);
+      self->trusted_from_ = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+   });
 }
 
 void redis_node::stop()

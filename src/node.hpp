@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,10 @@ public:
 
    /// The node's URL without its password.
    virtual std::string const& name() const noexcept = 0;
+
+   /// True while the node's server is in its restart quarantine (config::restart_quarantine),
+   /// or its uptime is not known yet: its acquire votes do not count.
+   virtual bool quarantined() const noexcept { return false; }
 };
 
 /// A node on two Boost.Redis connections. The command connection carries only requests whose
@@ -117,6 +122,8 @@ public:
 
    std::string const& name() const noexcept override { return name_; }
 
+   bool quarantined() const noexcept override;
+
 private:
    struct pending_eval;
    void exec_eval(std::shared_ptr<pending_eval> p, bool by_text);
@@ -124,16 +131,26 @@ private:
    void receive_loop();
    void dispatch_pushes();
    void send_pubsub(boost::redis::request req);
+   void on_command_connection();
+   void learn_uptime(unsigned connection);
 
    boost::redis::config cfg_;
    std::string name_;
    std::shared_ptr<std::string> last_problem_;  // written by the connections' logger
+   std::shared_ptr<std::function<void()>> on_connected_;  // called by the command connection's logger
    boost::redis::connection cmd_;               // scripts only: every command has a reply
    boost::redis::connection sub_;               // SUBSCRIBE, UNSUBSCRIBE and their pushes only
    boost::redis::generic_response pushes_;
    push_handler on_push_;
    bool stopped_ = false;
    bool reconnecting_ = false;
+
+   // Restart quarantine. The command connection's logger reports each new connection; the
+   // uptime is asked (INFO server) on it, and until the answer the node's votes do not count.
+   // The first connection's INFO is queued at start(), ahead of every script.
+   std::chrono::milliseconds quarantine_;
+   std::chrono::steady_clock::time_point trusted_from_;
+   unsigned connections_ = 0;
 };
 
 }  // namespace locksmith::detail

@@ -80,7 +80,7 @@ error_code validate_config(config const& cfg)
       return error::invalid_argument;
    if (cfg.node_timeout.count() <= 0 || cfg.node_timeout > std::chrono::hours{1} || cfg.reconnect_wait.count() < 0 ||
        cfg.health_check_interval.count() < 0 || cfg.subscription_linger.count() < 0 ||
-       cfg.close_timeout.count() < 0)
+       cfg.close_timeout.count() < 0 || (cfg.restart_quarantine && cfg.restart_quarantine->count() < 0))
       return error::invalid_argument;
    return {};
 }

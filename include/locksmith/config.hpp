@@ -3,6 +3,7 @@
 #define LOCKSMITH_CONFIG_HPP
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,17 @@ struct config {
    /// that the client still owns (see client::async_close) before it closes the connections
    /// anyway. Must not be negative. Default 1 s.
    std::chrono::milliseconds close_timeout = 1s;
+
+   /// Restart quarantine, the RedLock description's "delayed restarts" done in the client: a node
+   /// whose server has been up for less than this does not count towards a quorum, so that a
+   /// node restarted without persistence, which has forgotten the keys it held, cannot hand a
+   /// held lock to a second owner. The uptime is learned (`INFO server`) when a connection to the
+   /// node is made, and advanced on this process's steady clock. It protects every lease whose
+   /// TTL is at most the quarantine; a lease with a longer TTL may still be taken over once the
+   /// quarantine has passed, while its key lives on in fewer than a quorum of nodes. A user whom
+   /// an ACL denies INFO gets no quarantine (the node is trusted). Empty (the default): 30 s with
+   /// 3 nodes or more, none with fewer (one node has no quorum to protect). Must not be negative.
+   std::optional<std::chrono::milliseconds> restart_quarantine = {};
 };
 
 }  // namespace locksmith

@@ -55,7 +55,8 @@ struct nodes_fixture {
 
    locksmith::config cfg(std::chrono::milliseconds node_timeout = 50ms) const
    {
-      locksmith::config c{.node_timeout = node_timeout};
+      // Servers that the test just started: no restart quarantine (see test_quarantine.cpp).
+      locksmith::config c{.node_timeout = node_timeout, .restart_quarantine = 0ms};
       c.nodes.clear();
       for (auto const& s : servers)
          c.nodes.push_back(s->url());

@@ -96,7 +96,8 @@ struct redlock_fixture {
 
    locksmith::config cfg() const
    {
-      locksmith::config c{.node_timeout = node_timeout};
+      // Servers that the test just started: no restart quarantine (see test_quarantine.cpp).
+      locksmith::config c{.node_timeout = node_timeout, .restart_quarantine = 0ms};
       c.nodes.clear();
       for (auto const& s : servers)
          c.nodes.push_back(s->url());
@@ -437,7 +438,7 @@ int counter_child(std::vector<std::string> const& nodes, std::uint16_t counter_p
 {
    constexpr int workers = 16;
    asio::io_context ioc;
-   locksmith::client c{ioc.get_executor(), locksmith::config{.nodes = nodes, .node_timeout = node_timeout}};
+   locksmith::client c{ioc.get_executor(), locksmith::config{.nodes = nodes, .node_timeout = node_timeout, .restart_quarantine = 0ms}};
    redis::connection data{ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
    rc.addr.port = std::to_string(counter_port);

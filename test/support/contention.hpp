@@ -110,7 +110,8 @@ inline contention_tally run_contention(std::vector<std::string> const& nodes, co
 {
    namespace asio = boost::asio;
    asio::io_context ioc{1};
-   config cfg{.nodes = nodes, .node_timeout = s.node_timeout};
+   // Servers just started: no restart quarantine (config::restart_quarantine).
+   config cfg{.nodes = nodes, .node_timeout = s.node_timeout, .restart_quarantine = std::chrono::milliseconds{0}};
    std::vector<std::unique_ptr<client>> clients;
    for (int i = 0; i < s.clients; ++i)
       clients.push_back(std::make_unique<client>(ioc.get_executor(), cfg));

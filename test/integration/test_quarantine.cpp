@@ -1,0 +1,109 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// Restart quarantine (issue 8): 3 of 5 nodes are killed and restarted empty while a lease is
+// held. Without quarantine a second client gets the lock at once (the hazard, shown first); with
+// it, neither an old client nor a new one gets it until the quarantine has passed.
+#include <locksmith/client.hpp>
+
+#include "support/redis_server.hpp"
+#include "support/run.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/deferred.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+using locksmith::test::redis_server;
+
+constexpr auto tuple = asio::as_tuple(asio::deferred);
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(restart_quarantine)
+
+BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_passed)
+{
+   std::vector<std::unique_ptr<redis_server>> servers;
+   for (int i = 0; i < 5; ++i)
+      servers.push_back(std::make_unique<redis_server>());
+   auto cfg = [&](std::chrono::milliseconds quarantine) {
+      locksmith::config c{.node_timeout = 200ms, .restart_quarantine = quarantine};
+      c.nodes.clear();
+      for (auto const& s : servers)
+         c.nodes.push_back(s->url());
+      return c;
+   };
+   constexpr auto quarantine = 3s;
+   asio::io_context ioc;
+   locksmith::client holder{ioc.get_executor(), cfg(0ms)};  // its own lock is not the subject
+   locksmith::client old_client{ioc.get_executor(), cfg(quarantine)};
+   auto const name = "quarantine/" + std::to_string(std::random_device{}());
+   // No renewal, and a TTL within the quarantine: what the quarantine protects.
+   auto const held = locksmith::lock_options{.ttl = 2s, .wait = 0s, .renew = false};
+   locksmith::test::run(ioc, [&]() -> asio::awaitable<void> {
+      auto la = co_await holder.async_lock(name, held);
+      // The old client learned the uptimes before the restart: the servers, just started, are
+      // in quarantine too, so its first lock waits it out.
+      auto [warm_ec, warm] = co_await old_client.async_lock(name + "/warm-up", {.ttl = 2s, .wait = 10s, .renew = false}, tuple);
+      BOOST_REQUIRE(!warm_ec);
+      co_await old_client.async_unlock(warm, tuple);
+
+      auto const before_restart = clock_type::now();
+      for (int i = 0; i < 3; ++i)
+         servers[i]->restart();
+
+      // The hazard: without quarantine, three empty nodes hand out the held lock.
+      {
+         locksmith::client careless{ioc.get_executor(), cfg(0ms)};
+         auto [ec, l] = co_await careless.async_try_lock(name, held, tuple);
+         BOOST_TEST(!ec, "without quarantine the held lock was taken: " << ec.message());
+         if (!ec)
+            co_await careless.async_unlock(l, tuple);  // releases its keys on the 3 restarted nodes
+         co_await careless.async_close(tuple);
+      }
+
+      // With it: a new client and the old one (once reconnected) are refused.
+      {
+         locksmith::client fresh{ioc.get_executor(), cfg(quarantine)};
+         locksmith::report diag;
+         auto [ec, l] = co_await fresh.async_try_lock(name, held, diag, tuple);
+         BOOST_TEST(ec, "a new client took the held lock");
+         auto const refused = std::count_if(diag.nodes.begin(), diag.nodes.end(), [](auto const& n) {
+            return n.message.find("quarantine") != std::string::npos;
+         });
+         BOOST_TEST(refused == 3, diag.message());
+         co_await fresh.async_close(tuple);
+      }
+      asio::steady_timer t{ioc};
+      for (auto until = clock_type::now() + 1s; clock_type::now() < until;) {
+         auto [ec, l] = co_await old_client.async_try_lock(name, held, tuple);
+         BOOST_TEST(ec, "the old client took the held lock " << std::chrono::duration<double>(clock_type::now() - before_restart).count()
+                                                              << " s after the restart");
+         if (!ec)
+            break;
+         t.expires_after(50ms);
+         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
+
+      // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
+      auto [ec, lb] = co_await old_client.async_lock(name, {.ttl = 2s, .wait = 15s, .renew = false}, tuple);
+      BOOST_TEST(!ec, ec.message());
+      BOOST_TEST((clock_type::now() >= before_restart + quarantine),
+                 "acquired " << std::chrono::duration<double>(clock_type::now() - before_restart).count() << " s after the restart");
+      co_await old_client.async_unlock(lb, tuple);
+      co_await holder.async_unlock(la, tuple);
+   }(), 60s);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -220,9 +220,9 @@ redis_process::~redis_process()
    stop();
 }
 
-bool redis_process::try_start()
+bool redis_process::try_start(int port_wanted)
 {
-   port_ = pick_free_port();
+   port_ = port_wanted != 0 ? port_wanted : pick_free_port();
    auto const port = std::to_string(port_);
    pid_t const parent = ::getpid();
    pid_ = ::fork();
@@ -283,6 +283,18 @@ void redis_process::resume()
       if (std::chrono::steady_clock::now() >= deadline)
          throw std::runtime_error("redis-server did not answer PING within 10 s of SIGCONT");
       std::this_thread::sleep_for(10ms);
+   }
+}
+
+void redis_process::restart()
+{
+   auto const port = port_;
+   stop();
+   auto const deadline = std::chrono::steady_clock::now() + 10s;
+   while (!try_start(port)) {  // the port may take a moment to be free again
+      if (std::chrono::steady_clock::now() >= deadline)
+         throw std::runtime_error("redis-server did not come back on its port within 10 s");
+      std::this_thread::sleep_for(20ms);
    }
 }
 

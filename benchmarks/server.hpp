@@ -35,8 +35,12 @@ public:
    /// that queued up meanwhile; throws std::runtime_error if it does not within 10 s.
    void resume();
 
+   /// kill -9, then an empty server on the same port, as a node that crashed and came back
+   /// without persistence. Throws std::runtime_error if it does not come back within 10 s.
+   void restart();
+
 private:
-   bool try_start();
+   bool try_start(int port = 0);
    void stop() noexcept;
 
    int port_ = 0;

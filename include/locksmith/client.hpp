@@ -95,7 +95,8 @@ public:
    /// Cancellation: terminal, partial and total. Each stops the wait and completes with
    /// `asio::error::operation_aborted`; a key that the attempt in flight may have set is released
    /// (the release is queued on every connection before completion, behind the attempt, so it
-   /// runs after it; it goes out as long as the executor keeps running).
+   /// runs after it). The client owns that release until each node answered or the key expired
+   /// (see async_close), as it does the release of every failed attempt.
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
    auto async_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
    {

@@ -9,6 +9,7 @@
 
 #include <locksmith/detail/quorum.hpp>
 #include <locksmith/detail/scripts.hpp>
+#include <locksmith/report.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -21,6 +22,12 @@
 namespace locksmith::detail {
 
 enum class vote : unsigned char { pending, yes, no, failed };
+
+// The report shows a vote as a node_vote, by value: the two must stay in step.
+static_assert(static_cast<int>(vote::pending) == static_cast<int>(node_vote::none) &&
+              static_cast<int>(vote::yes) == static_cast<int>(node_vote::yes) &&
+              static_cast<int>(vote::no) == static_cast<int>(node_vote::no) &&
+              static_cast<int>(vote::failed) == static_cast<int>(node_vote::failed));
 
 /// One node's part in a fan-out.
 struct node_result {

@@ -107,6 +107,7 @@ boost::redis::request const& script_call::by_text() const
 redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg)
 : cfg_{make_redis_config(url, cfg)}
 , name_{redacted(url)}
+, marker_{connection_marker(cfg.prefix)}
 , last_problem_{std::make_shared<std::string>()}
 , cmd_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
 , sub_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
@@ -122,7 +123,7 @@ void redis_node::start(push_handler on_push)
    receive_loop();
    // First on the subscriber connection, and first again in every restore after a reconnect.
    redis::request marker;
-   marker.subscribe({std::string{connection_marker}});
+   marker.subscribe({marker_});
    send_pubsub(std::move(marker));
    // Load the scripts ahead of the first calls, so that a burst of them does not all meet
    // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
@@ -244,7 +245,7 @@ void redis_node::dispatch_pushes()
       pushes_ = {};
       return;
    }
-   auto const events = parse_pushes(pushes_.value());
+   auto const events = parse_pushes(pushes_.value(), marker_);
    pushes_.value().clear();
    for (auto const& e : events)
       on_push_(e);

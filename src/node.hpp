@@ -127,6 +127,7 @@ private:
 
    boost::redis::config cfg_;
    std::string name_;
+   std::string marker_;  // the subscriber connection's marker channel (pushes.hpp)
    std::shared_ptr<std::string> last_problem_;  // written by the connections' logger
    boost::redis::connection cmd_;               // scripts only: every command has a reply
    boost::redis::connection sub_;               // SUBSCRIBE, UNSUBSCRIBE and their pushes only

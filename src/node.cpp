@@ -1,12 +1,13 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include "tls.hpp"
+
 #include <boost/asio/cancel_after.hpp>
 #include <boost/asio/consign.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/context.hpp>
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
@@ -29,18 +30,22 @@ redis::config make_redis_config(node_url const& url, config const& cfg)
       rc.setup.push("SELECT", url.database);
    rc.connect_timeout = std::chrono::seconds{2};
    rc.resolve_timeout = std::chrono::seconds{2};
+   rc.ssl_handshake_timeout = std::chrono::seconds{2};
    rc.reconnect_wait_interval = cfg.reconnect_wait;
    rc.health_check_interval = cfg.health_check_interval;
    return rc;
 }
 
 // Keeps the last connection problem (connection refused, timeout...) so that a failed call can
-// say why, instead of only "timed out".
-redis::logger make_logger(std::shared_ptr<std::string> last_problem)
+// say why, instead of only "timed out", and learns from it when credentials or TLS fail. Info
+// level: the lines that say an attempt started and that its setup succeeded are info, and come
+// only once per connection attempt.
+redis::logger make_logger(std::shared_ptr<link_health> health)
 {
-   return redis::logger{
-      redis::logger::level::warning,
-      [last_problem](redis::logger::level, std::string_view msg) { *last_problem = msg; }};
+   using level = redis::logger::level;
+   return redis::logger{level::info, [health](level l, std::string_view msg) {
+                           health->on_log(l <= level::warning, msg);
+                        }};
 }
 
 void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
@@ -108,9 +113,10 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
 : cfg_{make_redis_config(url, cfg)}
 , name_{redacted(url)}
 , marker_{connection_marker(cfg.prefix)}
-, last_problem_{std::make_shared<std::string>()}
-, cmd_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
-, sub_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
+, cmd_health_{std::make_shared<link_health>()}
+, sub_health_{std::make_shared<link_health>()}
+, cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_)}
+, sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
 {
    sub_.set_receive_response(pushes_);
 }
@@ -196,12 +202,19 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
             return self->exec_eval(std::move(p), true);
          if (ec == asio::error::operation_aborted && !self->stopped_)
             ec = asio::error::timed_out;
-         r.ec = ec;
-         if (ec) {
-            r.server_message = *self->last_problem_;
+         auto const& health = *self->cmd_health_;
+         if (ec && health.lasting()) {
+            // Not a slow node: one that will not let us in until its setup or ours changes.
+            ec = health.lasting();
+            r.server_message = health.lasting_message();
+         } else if (ec) {
+            r.server_message = health.last_problem();
          } else if (r.resp.has_error()) {
             r.server_message = server_error(r.resp);
+            if (is_auth_error(r.server_message))
+               ec = error::auth_failed;
          }
+         r.ec = ec;
          r.latency = std::chrono::steady_clock::now() - p->start;
          p->done(std::move(r));
       }));

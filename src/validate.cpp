@@ -81,6 +81,9 @@ error_code validate_config(config const& cfg)
    if (cfg.node_timeout.count() <= 0 || cfg.node_timeout > std::chrono::hours{1} || cfg.reconnect_wait.count() < 0 ||
        cfg.health_check_interval.count() < 0)
       return error::invalid_argument;
+   // A certificate without its key, or a key without its certificate, cannot be presented.
+   if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty())
+      return error::invalid_argument;
    return {};
 }
 

@@ -70,7 +70,8 @@ inline asio::awaitable<void> contend(client& c, state& st, contention_shape s, s
    constexpr auto tuple = asio::as_tuple(asio::deferred);
    std::mt19937 rng{seed};
    asio::steady_timer hold{co_await asio::this_coro::executor};
-   auto opts = lock_options{.ttl = std::chrono::seconds{2}, .wait = std::chrono::seconds{5}};
+   // A TTL that leaves the watchdog room to renew with the 1 s node timeout (lock_options::renew).
+   auto opts = lock_options{.ttl = std::chrono::seconds{5}, .wait = std::chrono::seconds{5}};
    if (s.spin)
       opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2}, .jitter = std::chrono::milliseconds{2}};
    auto& t = st.t;

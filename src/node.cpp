@@ -203,7 +203,7 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
          if (ec == asio::error::operation_aborted && !self->stopped_)
             ec = asio::error::timed_out;
          auto const& health = *self->cmd_health_;
-         if (ec && health.lasting()) {
+         if (ec && health.lasting() && !self->stopped_) {
             // Not a slow node: one that will not let us in until its setup or ours changes.
             ec = health.lasting();
             r.server_message = health.lasting_message();

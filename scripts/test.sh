@@ -1,8 +1,35 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test (unit, then integration against real redis-server processes
 # that the tests start themselves on free loopback ports).
+#
+#   scripts/test.sh [--sanitize address,undefined | --sanitize thread] [ctest options...]
+#
+# --sanitize builds the library, the tool and both test binaries with those sanitizers into a
+# build directory of their own (build-asan for address,undefined, build-tsan for thread, else
+# build-san), and runs the same tests there. A finding fails the test that made it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-build_dir=${LOCKSMITH_BUILD_DIR:-$root/build}
-"$root/scripts/build.sh"
+sanitize=
+if [ "${1:-}" = --sanitize ]; then
+  [ $# -ge 2 ] || { echo "usage: $0 [--sanitize LIST] [ctest options...]" >&2; exit 64; }
+  sanitize=$2
+  shift 2
+fi
+if [ -z "$sanitize" ]; then
+  build_dir=${LOCKSMITH_BUILD_DIR:-$root/build}
+  "$root/scripts/build.sh"
+else
+  case $sanitize in
+    address,undefined | undefined,address) dir=build-asan ;;
+    thread) dir=build-tsan ;;
+    *) dir=build-san ;;
+  esac
+  build_dir=${LOCKSMITH_BUILD_DIR:-$root/$dir}
+  LOCKSMITH_BUILD_DIR=$build_dir LOCKSMITH_SANITIZE=$sanitize \
+    "$root/scripts/build.sh" --target unit_tests integration_tests
+  # A finding ends the process with its report on stderr, which CTest shows.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+fi
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 "$@"

@@ -22,6 +22,9 @@ struct category final : boost::system::error_category {
          case error::not_held: return "the lease is not held";
          case error::unexpected_reply: return "a Redis node sent an unexpected reply";
          case error::validity_expired: return "no validity was left after the quorum was won";
+         case error::auth_failed:
+            return "a Redis node refused the user, the password or a command (ACL)";
+         case error::tls_failed: return "the TLS handshake with a Redis node failed";
       }
       return "unknown locksmith error";
    }

@@ -1,6 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include "tls.hpp"
+
 #include <locksmith/detail/quarantine.hpp>
 
 #include <boost/asio/cancel_after.hpp>
@@ -8,7 +10,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/ssl/context.hpp>
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
@@ -31,28 +32,28 @@ redis::config make_redis_config(node_url const& url, config const& cfg)
       rc.setup.push("SELECT", url.database);
    rc.connect_timeout = std::chrono::seconds{2};
    rc.resolve_timeout = std::chrono::seconds{2};
+   rc.ssl_handshake_timeout = std::chrono::seconds{2};
    rc.reconnect_wait_interval = cfg.reconnect_wait;
    rc.health_check_interval = cfg.health_check_interval;
    return rc;
 }
 
 // Keeps the last connection problem (connection refused, timeout...) so that a failed call can
-// say why, instead of only "timed out". With `on_connected`, it also reports each new
-// connection: Boost.Redis logs "Connected to ..." at info level once the socket is up, before
-// any request is written on it.
+// say why, instead of only "timed out", and learns from it when credentials or TLS fail. Info
+// level: the lines that say an attempt started and that its setup succeeded are info, and come
+// only once per connection attempt. With `on_connected`, it also reports each new connection:
+// Boost.Redis logs "Connected to ..." at info level once the socket is up, before any request is
+// written on it (the restart quarantine asks the server's uptime then).
 redis::logger make_logger(
-   std::shared_ptr<std::string> last_problem,
+   std::shared_ptr<link_health> health,
    std::shared_ptr<std::function<void()>> on_connected = nullptr)
 {
    using level = redis::logger::level;
-   return redis::logger{
-      on_connected ? level::info : level::warning,
-      [last_problem, on_connected](level l, std::string_view msg) {
-         if (l <= level::warning)
-            *last_problem = msg;
-         else if (on_connected && *on_connected && msg.starts_with("Connected to"))
-            (*on_connected)();
-      }};
+   return redis::logger{level::info, [health, on_connected](level l, std::string_view msg) {
+                           health->on_log(l <= level::warning, msg);
+                           if (on_connected && *on_connected && msg.starts_with("Connected to"))
+                              (*on_connected)();
+                        }};
 }
 
 void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
@@ -119,10 +120,12 @@ boost::redis::request const& script_call::by_text() const
 redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg)
 : cfg_{make_redis_config(url, cfg)}
 , name_{redacted(url)}
-, last_problem_{std::make_shared<std::string>()}
+, marker_{connection_marker(cfg.prefix)}
+, cmd_health_{std::make_shared<link_health>()}
+, sub_health_{std::make_shared<link_health>()}
 , on_connected_{effective_quarantine(cfg).count() > 0 ? std::make_shared<std::function<void()>>() : nullptr}
-, cmd_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_, on_connected_)}
-, sub_{ex, asio::ssl::context{asio::ssl::context::tlsv12_client}, make_logger(last_problem_)}
+, cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_, on_connected_)}
+, sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
 , quarantine_{effective_quarantine(cfg)}
 , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
                                         : std::chrono::steady_clock::time_point::min()}
@@ -145,7 +148,7 @@ void redis_node::start(push_handler on_push)
    receive_loop();
    // First on the subscriber connection, and first again in every restore after a reconnect.
    redis::request marker;
-   marker.subscribe({std::string{connection_marker}});
+   marker.subscribe({marker_});
    send_pubsub(std::move(marker));
    // Load the scripts ahead of the first calls, so that a burst of them does not all meet
    // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
@@ -254,12 +257,19 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
             return self->exec_eval(std::move(p), true);
          if (ec == asio::error::operation_aborted && !self->stopped_)
             ec = asio::error::timed_out;
-         r.ec = ec;
-         if (ec) {
-            r.server_message = *self->last_problem_;
+         auto const& health = *self->cmd_health_;
+         if (ec && health.lasting() && !self->stopped_) {
+            // Not a slow node: one that will not let us in until its setup or ours changes.
+            ec = health.lasting();
+            r.server_message = health.lasting_message();
+         } else if (ec) {
+            r.server_message = health.last_problem();
          } else if (r.resp.has_error()) {
             r.server_message = server_error(r.resp);
+            if (is_auth_error(r.server_message))
+               ec = error::auth_failed;
          }
+         r.ec = ec;
          r.latency = std::chrono::steady_clock::now() - p->start;
          p->done(std::move(r));
       }));
@@ -303,7 +313,7 @@ void redis_node::dispatch_pushes()
       pushes_ = {};
       return;
    }
-   auto const events = parse_pushes(pushes_.value());
+   auto const events = parse_pushes(pushes_.value(), marker_);
    pushes_.value().clear();
    for (auto const& e : events)
       on_push_(e);

@@ -6,6 +6,7 @@
 #define LOCKSMITH_SRC_NODE_HPP
 
 #include <locksmith/config.hpp>
+#include <locksmith/detail/link_health.hpp>
 #include <locksmith/detail/pushes.hpp>
 #include <locksmith/detail/scripts.hpp>
 #include <locksmith/detail/url.hpp>
@@ -43,7 +44,7 @@ private:
 
 /// What one node answered to one script call.
 struct node_reply {
-   error_code ec;                        // transport error, timeout, or server error
+   error_code ec;                        // transport error, timeout, auth_failed or tls_failed
    std::string server_message;           // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
@@ -59,7 +60,9 @@ public:
    virtual ~node() = default;
 
    /// Calls the script; `done(node_reply&&)` runs on the node's executor, never inline. The call
-   /// is cancelled after `timeout`, which then reads as asio::error::timed_out.
+   /// is cancelled after `timeout`, which then reads as asio::error::timed_out, unless the
+   /// connection's last attempt failed in a way that waiting will not mend: then it reads as
+   /// error::auth_failed or error::tls_failed, with the reason. A NOPERM reply is auth_failed too.
    ///
    /// On NOSCRIPT the script's text is sent, but only if `still_wanted()` says so: an acquire
    /// fallback sent after the caller gave up would land behind the release it sent meanwhile, and
@@ -136,7 +139,10 @@ private:
 
    boost::redis::config cfg_;
    std::string name_;
-   std::shared_ptr<std::string> last_problem_;  // written by the connections' logger
+   std::string marker_;  // the subscriber connection's marker channel (pushes.hpp)
+   // Written by each connection's logger and TLS callbacks, before the connections they outlive.
+   std::shared_ptr<link_health> cmd_health_;
+   std::shared_ptr<link_health> sub_health_;
    std::shared_ptr<std::function<void()>> on_connected_;  // called by the command connection's logger
    boost::redis::connection cmd_;               // scripts only: every command has a reply
    boost::redis::connection sub_;               // SUBSCRIBE, UNSUBSCRIBE and their pushes only

@@ -35,9 +35,25 @@ constexpr milliseconds probe_interval{100};
 // The fence key outlives the lock by this much; after that the server clock keeps fences rising.
 constexpr milliseconds fence_linger{60'000};
 
+// auth_failed or tls_failed when nodes that failed so are enough on their own to sink the
+// quorum: waiting would not mend them, so the operation says so at once.
+error_code lasting_failure(fanout_result const& r)
+{
+   std::size_t lasting = 0;
+   error_code first;
+   for (auto const& n : r.nodes)
+      if (n.reply.ec == error::auth_failed || n.reply.ec == error::tls_failed) {
+         ++lasting;
+         first = first ? first : n.reply.ec;
+      }
+   return lasting > r.nodes.size() - quorum_of(r.nodes.size()) ? first : error_code{};
+}
+
 // Why an acquire attempt was lost.
 error_code lost_reason(fanout_result const& r)
 {
+   if (auto ec = lasting_failure(r))
+      return ec;
    if (r.count(vote::no) > 0)
       return error::lock_taken;
    if (r.server_error())
@@ -60,6 +76,8 @@ error_code ownership_result(fanout_result const& r)
       });
       return other_owner ? error::not_owner : error::lease_expired;
    }
+   if (auto ec = lasting_failure(r))
+      return ec;
    if (r.server_error())
       return error::unexpected_reply;
    return error::quorum_unreachable;

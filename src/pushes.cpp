@@ -22,7 +22,11 @@ std::optional<push_event::kind> kind_of(std::string_view word)
 }
 
 // The push made of nodes[first, last), the first of which is at depth 0, if it is one we act on.
-std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t first, std::size_t last)
+std::optional<push_event> parse_one(
+   std::vector<node> const& nodes,
+   std::size_t first,
+   std::size_t last,
+   std::string_view marker)
 {
    auto const& head = nodes[first];
    if (!is_aggregate(head.data_type) || head.aggregate_size < 2 || last - first < 3)
@@ -35,7 +39,7 @@ std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t 
    auto const k = kind_of(word.value);
    if (!k)
       return std::nullopt;
-   if (channel.value == connection_marker) {
+   if (channel.value == marker) {
       // Only its confirmation means something; a message published to it is noise.
       if (*k != push_event::kind::subscribed)
          return std::nullopt;
@@ -50,7 +54,7 @@ std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t 
 
 }  // namespace
 
-std::vector<push_event> parse_pushes(std::vector<node> const& nodes)
+std::vector<push_event> parse_pushes(std::vector<node> const& nodes, std::string_view marker)
 {
    std::vector<push_event> out;
    std::size_t first = 0;
@@ -59,7 +63,7 @@ std::vector<push_event> parse_pushes(std::vector<node> const& nodes)
       while (last < nodes.size() && nodes[last].depth > 0)
          ++last;
       if (nodes[first].depth == 0)
-         if (auto p = parse_one(nodes, first, last))
+         if (auto p = parse_one(nodes, first, last, marker))
             out.push_back(std::move(*p));
       first = last;
    }

@@ -5,7 +5,9 @@ namespace locksmith::detail {
 
 next_step next_after(attempt_facts const& f) noexcept
 {
-   if (f.lost == error::unexpected_reply || f.no_wait || f.out_of_time)
+   bool const lasting = f.lost == error::unexpected_reply || f.lost == error::auth_failed ||
+                        f.lost == error::tls_failed;
+   if (lasting || f.no_wait || f.out_of_time)
       return next_step::give_up;
    bool const taken = f.lost == error::lock_taken;
    if (taken && f.split_vote)

@@ -113,7 +113,8 @@ error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply&
    std::int64_t flag = 0, value = 0;
    bool const shaped = nodes.size() == 3 && nodes[0].data_type == type::array &&
                        nodes[0].aggregate_size == 2 && is_integer(nodes[1], flag) &&
-                       is_integer(nodes[2], value) && (flag == 0 || flag == 1);
+                       is_integer(nodes[2], value) && (flag == 0 || flag == 1) &&
+                       (flag == 0 || value > 0);  // a fencing token is positive
    if (!shaped)
       return error::unexpected_reply;
    out.acquired = flag == 1;

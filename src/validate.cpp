@@ -82,6 +82,9 @@ error_code validate_config(config const& cfg)
        cfg.health_check_interval.count() < 0 || cfg.subscription_linger.count() < 0 ||
        cfg.close_timeout.count() < 0 || (cfg.restart_quarantine && cfg.restart_quarantine->count() < 0))
       return error::invalid_argument;
+   // A certificate without its key, or a key without its certificate, cannot be presented.
+   if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty())
+      return error::invalid_argument;
    return {};
 }
 

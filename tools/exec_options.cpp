@@ -22,25 +22,36 @@ constexpr char const* exit_codes_help = R"(Exit status:
   CMD's exit status, or 128+N if CMD was killed by signal N. Otherwise:
   64   usage error or bad input: bad option, missing or empty --key, bad duration,
        malformed --redis URL, a --ttl or --grace that leaves no room to renew
-  69   Redis unavailable: too few nodes answered (down, refused, timed out)
+  69   Redis unavailable: too few nodes answered (down, refused, timed out), or
+       the TLS handshake failed (untrusted certificate, wrong host name, client
+       certificate refused); the node and the reason are printed
   70   Redis sent an unexpected reply (e.g. the lock key holds another type); the
        server's message is printed
   75   the lock was not taken within --wait (another owner held it)
   76   the lease was lost while CMD ran (renewal kept failing, the key was deleted
        or taken, or --max-hold was reached): CMD was stopped, SIGTERM then SIGKILL
        after --grace. 76 whatever CMD exited with, even 0.
+  77   Redis refused the user or password (WRONGPASS), or an ACL denied a command,
+       key or channel the lock needs (NOPERM); the server's message is printed
   126  CMD could not be executed;  127  CMD was not found
   128+N  interrupted by signal N while waiting for the lock
 )";
 
 constexpr char const* synopsis = R"(
   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
-                 [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION] -- CMD ARGS...
+                 [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
+                 [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 )";
 
 constexpr char const* exec_notes = R"(
 URL: redis://[user[:password]@]host[:port][/db], or rediss://... for TLS. Several --redis
-URLs make a RedLock over independent masters (quorum N/2+1).
+URLs make a RedLock over independent masters (quorum N/2+1). Passwords are never printed (URLs
+are shown as redis://user:***@host:port), but other users of this machine may see the command
+line: prefer an ACL user whose rights stop at the lock's keys (see the README).
+TLS (rediss://): the server's certificate is verified against --tls-ca, or the system's trust
+store without it, and must name the URL's host (a DNS name, or an IP address listed as such);
+the host name is sent as SNI. --tls-cert and --tls-key present a client certificate (mutual
+TLS). They apply to every rediss:// node. A failed handshake ends at once (exit 69).
 CMD gets LOCKSMITH_FENCING_TOKEN (a number that grows with each acquisition of K) and
 LOCKSMITH_KEY (K) in its environment. The lock is released as soon as CMD exits. SIGINT, SIGTERM
 and SIGHUP are forwarded to CMD while it runs.
@@ -104,10 +115,23 @@ void add_lock_options(CLI::App& exec, exec_args& a)
       ->capture_default_str();
 }
 
+void add_tls_options(CLI::App& exec, exec_args& a)
+{
+   exec.add_option("--tls-ca", a.tls_ca,
+                   "rediss://: PEM file of the CAs to trust (default: the system's store)")
+      ->type_name("FILE");
+   exec.add_option("--tls-cert", a.tls_cert,
+                   "rediss://: PEM file of the client certificate (mutual TLS); needs --tls-key")
+      ->type_name("FILE");
+   exec.add_option("--tls-key", a.tls_key, "rediss://: PEM file of the client certificate's key")
+      ->type_name("FILE");
+}
+
 void add_exec_options(CLI::App& exec, exec_args& a)
 {
    exec.positionals_at_end();  // everything from CMD on belongs to CMD, even without "--"
    add_lock_options(exec, a);
+   add_tls_options(exec, a);
    exec.add_option("--grace", a.grace,
                    "Lease lost: time from SIGTERM to SIGKILL of CMD, at most 24h; "
                    "0ms: SIGKILL at once; default 1s, less for a short --ttl (see below)")
@@ -190,7 +214,11 @@ exec_settings to_settings(exec_args& a)
                                 .loss_margin = grace};
    if (a.strategy == "spin")
       opts.strategy = locksmith::wait_strategy::spin{};
-   return {locksmith::config{.nodes = a.nodes, .node_timeout = node_timeout}, opts, grace};
+   if (a.tls_cert.empty() != a.tls_key.empty())
+      throw usage_error{"--tls-cert and --tls-key go together"};
+   locksmith::config cfg{.nodes = a.nodes, .node_timeout = node_timeout};
+   cfg.tls = {.ca_file = a.tls_ca, .cert_file = a.tls_cert, .key_file = a.tls_key};
+   return {std::move(cfg), opts, grace};
 }
 
 void print_warnings(exec_args const& a, exec_settings const& s)

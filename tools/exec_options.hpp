@@ -23,6 +23,7 @@ inline constexpr int ex_tempfail = 75;
 // 76 is EX_PROTOCOL in sysexits.h; this tool gives it one meaning only: the lease was lost while
 // CMD ran, and CMD was stopped. It wins over whatever CMD exited with.
 inline constexpr int ex_lease_lost = 76;
+inline constexpr int ex_noperm = 77;
 inline constexpr int ex_cannot_execute = 126;
 inline constexpr int ex_not_found = 127;
 
@@ -41,6 +42,9 @@ struct exec_args {
    std::string strategy = "subscribe";
    std::optional<std::string> grace;  // empty: default_grace()
    std::string max_hold;  // empty: no cap
+   std::string tls_ca;    // empty: the system's trust store
+   std::string tls_cert;  // empty: no client certificate
+   std::string tls_key;
    std::vector<std::string> command;
 };
 

@@ -3,7 +3,8 @@
 // locksmith: a distributed flock. Runs a command while holding a lock kept in Redis.
 //
 //   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
-//                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION] -- CMD ARGS...
+//                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
+//                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 //
 // Takes the lock K on the Redis node(s) (one URL: a single-instance lock; several independent
 // masters: RedLock, with a quorum of N/2+1), runs CMD with LOCKSMITH_FENCING_TOKEN and
@@ -26,11 +27,13 @@
 //   64  (EX_USAGE)       usage error or bad input: bad option, missing or empty --key,
 //                        bad duration, malformed --redis URL, a --ttl or --grace that
 //                        leaves no room to renew
-//   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out)
+//   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out),
+//                        or the TLS handshake failed; the node and the reason are printed
 //   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
 //                        the server's message is printed
 //   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it
 //   76                   the lease was lost while CMD ran, and CMD was stopped
+//   77  (EX_NOPERM)      Redis refused the user or password, or an ACL denied a command
 //   126, 127             CMD could not be executed, or was not found (as a shell)
 //
 // Example:
@@ -117,6 +120,10 @@ int lock_failed(error_code ec, session const& s, exec_args const& a, locksmith::
    std::cerr << "\n";
    if (ec == error::invalid_argument)
       return ex_usage;
+   if (ec == error::auth_failed)
+      return ex_noperm;
+   if (ec == error::tls_failed)
+      return ex_unavailable;
    if (ec == error::wait_timeout || ec == error::lock_taken || ec == error::validity_expired)
       return ex_tempfail;
    if (ec.category() == locksmith::error_category() && ec != error::quorum_unreachable)

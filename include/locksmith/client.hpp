@@ -26,8 +26,14 @@ struct client_core;
 /// Hands out leases on named locks kept in one Redis node, or in N independent nodes (RedLock).
 ///
 /// Construction starts one connection per node on the executor; it does not wait for them. All
-/// operations and their completions run on that executor, which must not be used from several
-/// threads at once (an io_context run by one thread, or a strand). Operations never block.
+/// operations and their completions run on that executor. Operations never block.
+///
+/// Threads: a client is not thread-safe. Its executor must run one handler at a time: an
+/// io_context run by one thread, or a strand (`asio::make_strand(ioc)`) when several threads run
+/// the io_context. Start its operations, and destroy it and its leases, from that executor (a
+/// coroutine spawned on the strand), or while no thread runs it. A completion token with its own
+/// executor is completed there, and then needs to get back onto the strand before touching the
+/// client. test/integration/test_threads.cpp shows the pattern with 4 threads.
 ///
 /// A malformed @ref config (no nodes, a bad URL) does not throw: every operation then completes
 /// with error::invalid_argument, and `config_error()` says so up front.
@@ -87,6 +93,8 @@ public:
    /// @li error::unexpected_reply: a node answered with an error, such as WRONGTYPE when the key
    ///     holds another type.
    /// @li error::validity_expired: the quorum came too late to leave any validity.
+   /// @li error::auth_failed, error::tls_failed: nodes that refuse our credentials or rights, or
+   ///     fail the TLS handshake, leave no quorum; reported at once, not at the end of the wait.
    ///
    /// Coroutines of one process that ask for the same name queue in FIFO order in memory, and only
    /// the first one talks to Redis. The last attempt starts before the wait ends, so the

@@ -11,9 +11,37 @@ namespace locksmith {
 
 using namespace std::chrono_literals;
 
+/// TLS settings, used by every `rediss://` node of a @ref config.
+///
+/// By default the server's certificate chain is verified against the system's trust store, its
+/// name is checked against the URL's host (a DNS name, or an IP address that the certificate
+/// must list as such), and the host name is sent as SNI. A handshake that fails is not retried
+/// quietly until the wait runs out: an operation that cannot reach its quorum because of it
+/// completes with error::tls_failed, and the report gives the node and the reason.
+struct tls_options {
+   /// PEM file of the certificate authorities to trust. Empty (the default): the system's store
+   /// (OpenSSL's default paths; /etc/ssl/certs on Debian).
+   std::string ca_file;
+
+   /// PEM file of the client's certificate chain, for servers that require one (mutual TLS,
+   /// `tls-auth-clients yes`). Empty (the default): none is sent. Needs key_file.
+   std::string cert_file;
+
+   /// PEM file of the client certificate's private key, unencrypted. Needs cert_file.
+   std::string key_file;
+
+   /// Turns off every check of the server's certificate: anyone on the path can then pose as the
+   /// server, read the lock tokens and the password, and grant or steal locks. For test setups
+   /// only. Default false.
+   bool insecure_skip_verify = false;
+};
+
 /// Configuration of a @ref client. A plain aggregate: write designated initializers.
 struct config {
-   /// The Redis nodes, as URLs: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS.
+   /// The Redis nodes, as URLs: `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS
+   /// (see `tls`). A user and password are sent in HELLO on each connection; a server that refuses
+   /// them (WRONGPASS) makes operations complete with error::auth_failed. The password never
+   /// appears in reports or error messages: nodes are shown as `redis://user:***@host:port`.
    /// One node gives the single-instance lock. N independent masters give RedLock, with a quorum of
    /// N/2+1; use an odd N (an even N tolerates no more failures than N-1 does). Must not be empty.
    std::vector<std::string> nodes = {"redis://127.0.0.1:6379"};
@@ -58,6 +86,9 @@ struct config {
    /// an ACL denies INFO gets no quarantine (the node is trusted). Empty (the default): 30 s with
    /// 3 nodes or more, none with fewer (one node has no quorum to protect). Must not be negative.
    std::optional<std::chrono::milliseconds> restart_quarantine = {};
+
+   /// TLS for `rediss://` nodes: verified by default (see tls_options).
+   tls_options tls = {};
 };
 
 }  // namespace locksmith

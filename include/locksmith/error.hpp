@@ -53,6 +53,18 @@ enum class error
    /// The validity left after the quorum was won was not positive (the attempt took longer than
    /// the TTL minus the clock drift allowance).
    validity_expired,
+
+   /// The server refused our credentials or our rights: a wrong user or password (WRONGPASS, at
+   /// connection setup), or an ACL that denies a command, key or channel the lock needs
+   /// (NOPERM). Reported once such nodes alone leave no quorum, without waiting: a retry would not
+   /// mend it. The server's message is in the report.
+   auth_failed,
+
+   /// The TLS handshake with a node failed: its certificate is untrusted, expired or for another
+   /// host name, or the server refused ours (mutual TLS), or a certificate or key file could not
+   /// be loaded. Reported once such nodes alone leave no quorum, without waiting; the report names
+   /// the node and the reason.
+   tls_failed,
 };
 
 /// The "locksmith" error category.

@@ -32,7 +32,7 @@ struct contention_shape {
    int coroutines = 8;
    int names = 4;
    long cycles = 20'000;                    // the run ends once this many lock/unlock cycles completed,
-   std::chrono::seconds budget{90};         // or when this time has passed
+   std::chrono::seconds budget{240};        // or when this time has passed (TSan runs are slow)
    std::chrono::microseconds max_hold{500}; // each holder holds for a uniform 0..max_hold
    bool spin = false;                       // spin{2 ms, 2 ms} instead of subscribe
    std::chrono::milliseconds node_timeout{1000};
@@ -71,7 +71,7 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
    constexpr auto tuple = asio::as_tuple(asio::deferred);
    std::mt19937 rng{seed};
    asio::steady_timer hold{co_await asio::this_coro::executor};
-   // Room to renew with a node timeout of 1 s (lock_options::renew), though no hold needs it.
+   // A TTL that leaves the watchdog room to renew with the 1 s node timeout (lock_options::renew).
    auto opts = lock_options{.ttl = std::chrono::seconds{5}, .wait = std::chrono::seconds{5}};
    if (s.spin)
       opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2}, .jitter = std::chrono::milliseconds{2}};

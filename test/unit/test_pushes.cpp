@@ -38,18 +38,25 @@ BOOST_AUTO_TEST_SUITE(pushes)
 BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
 {
    auto const got = parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("t1")),
-                                      push("unsubscribe", "a", count(0))}));
+                                      push("unsubscribe", "a", count(0))}),
+                                 "locksmith:");
    std::vector<push_event> const want{{kind::subscribed, "a", ""}, {kind::message, "a", "t1"}, {kind::unsubscribed, "a", ""}};
    BOOST_TEST((got == want));
 }
 
 BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
 {
-   auto const got = parse_pushes(cat({push("subscribe", "", count(1)), push("subscribe", "b", count(2))}));
-   std::vector<push_event> const want{{kind::connected, "", ""}, {kind::subscribed, "b", ""}};
+   // The marker is the key prefix, which sorts before every lock channel under it.
+   auto const got = parse_pushes(
+      cat({push("subscribe", "locksmith:", count(1)), push("subscribe", "locksmith:{b}:released", count(2))}),
+      "locksmith:");
+   std::vector<push_event> const want{{kind::connected, "", ""}, {kind::subscribed, "locksmith:{b}:released", ""}};
    BOOST_TEST((got == want));
    // A message published to the marker's channel by someone else is noise.
-   BOOST_TEST(parse_pushes(push("message", "", text("x"))).empty());
+   BOOST_TEST(parse_pushes(push("message", "locksmith:", text("x")), "locksmith:").empty());
+   // An empty prefix gives the empty marker.
+   auto const empty = parse_pushes(push("subscribe", "", count(1)), "");
+   BOOST_TEST((empty == std::vector<push_event>{{kind::connected, "", ""}}));
 }
 
 BOOST_AUTO_TEST_CASE(other_pushes_and_stray_replies_are_skipped_whole)
@@ -60,18 +67,18 @@ BOOST_AUTO_TEST_CASE(other_pushes_and_stray_replies_are_skipped_whole)
    std::vector<node> const pong{{type::simple_string, 1, 0, "PONG"}};
    std::vector<node> const refused{{type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
    std::vector<node> const nested{head(3), text("message"), {type::array, 1, 1, {}}, text("x", 2), text("")};
-   auto const got = parse_pushes(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}));
+   auto const got = parse_pushes(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}), "");
    std::vector<push_event> const want{{kind::message, "c", ""}};
    BOOST_TEST((got == want));
 }
 
 BOOST_AUTO_TEST_CASE(truncated_and_unknown_pushes_give_nothing)
 {
-   BOOST_TEST(parse_pushes({}).empty());
-   BOOST_TEST(parse_pushes({head(3)}).empty());
-   BOOST_TEST(parse_pushes({head(3), text("message")}).empty());
-   BOOST_TEST(parse_pushes(push("invalidate", "k", text(""))).empty());
-   BOOST_TEST(parse_pushes({head(1), text("subscribe")}).empty());
+   BOOST_TEST(parse_pushes({}, "").empty());
+   BOOST_TEST(parse_pushes({head(3)}, "").empty());
+   BOOST_TEST(parse_pushes({head(3), text("message")}, "").empty());
+   BOOST_TEST(parse_pushes(push("invalidate", "k", text("")), "").empty());
+   BOOST_TEST(parse_pushes({head(1), text("subscribe")}, "").empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -40,6 +40,15 @@ BOOST_AUTO_TEST_CASE(gives_up_without_wait_out_of_time_or_on_a_server_error)
    BOOST_TEST((final_error(f) == error::quorum_unreachable));
 }
 
+BOOST_AUTO_TEST_CASE(gives_up_at_once_on_refused_credentials_or_a_failed_handshake)
+{
+   for (auto e : {error::auth_failed, error::tls_failed}) {
+      attempt_facts f{.lost = e, .by_message = true};
+      BOOST_TEST(next_after(f) == next_step::give_up);
+      BOOST_TEST((final_error(f) == e));
+   }
+}
+
 BOOST_AUTO_TEST_CASE(a_split_vote_draws_lots_whatever_the_strategy)
 {
    auto f = taken();

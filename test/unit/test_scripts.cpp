@@ -195,6 +195,8 @@ BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
    // A flag other than 0 or 1.
    check_acquire_rejects(pair("2", "5"));
    check_acquire_rejects(pair("-1", "5"));
+   check_acquire_rejects(pair("1", "-5"));  // granted with a negative fencing token
+   check_acquire_rejects(pair("1", "0"));   // fencing tokens start at 1
    // Numbers with junk, or none at all.
    check_acquire_rejects(pair("1", "12x"));
    check_acquire_rejects(pair("1x", "12"));

@@ -25,11 +25,16 @@ struct push_event {
    friend bool operator==(push_event const&, push_event const&) = default;
 };
 
-/// The channel that a subscriber connection subscribes to first. Boost.Redis restores a
-/// connection's subscriptions after a reconnect with one SUBSCRIBE of every channel in sorted
-/// order, and the empty name sorts first: its confirmation says that the connection is new, and
-/// comes before the confirmations of the lock channels that it restores.
-inline constexpr std::string_view connection_marker{};
+/// The channel that a subscriber connection subscribes to first: the client's key prefix itself.
+/// Boost.Redis restores a connection's subscriptions after a reconnect with one SUBSCRIBE of
+/// every channel in sorted order, and the prefix sorts before every lock channel (`prefix{K}...`):
+/// its confirmation says that the connection is new, and comes before the confirmations of the
+/// lock channels that it restores. Being under the prefix, it needs no ACL right beyond the lock
+/// channels' (`&locksmith:*`): one SUBSCRIBE that names a denied channel is refused whole.
+inline std::string_view connection_marker(std::string_view prefix) noexcept
+{
+   return prefix;
+}
 
 /// The pushes among RESP3 nodes read from a subscriber connection, in order. A push is an
 /// aggregate at depth 0 whose first element names its kind and whose second is the channel
@@ -37,7 +42,10 @@ inline constexpr std::string_view connection_marker{};
 /// included: pattern messages, anything on the connection marker but its confirmation (which
 /// reads as `connected`), errors (a SUBSCRIBE refused by an ACL), and a reply that Boost.Redis
 /// took for a push.
-std::vector<push_event> parse_pushes(std::vector<boost::redis::resp3::node> const& nodes);
+/// `marker` is the connection marker (connection_marker(prefix)).
+std::vector<push_event> parse_pushes(
+   std::vector<boost::redis::resp3::node> const& nodes,
+   std::string_view marker);
 
 }  // namespace locksmith::detail
 

@@ -8,7 +8,8 @@ namespace locksmith::detail {
 
 /// What a waiter knows after an acquire attempt that did not win.
 struct attempt_facts {
-   error_code lost;                      // why: lock_taken, quorum_unreachable, unexpected_reply, validity_expired
+   error_code lost;                      // why: lock_taken, quorum_unreachable, unexpected_reply, validity_expired,
+                                         // auth_failed, tls_failed
    bool no_wait = false;                 // async_try_lock, or a wait of zero
    bool out_of_time = false;             // the wait's deadline has passed
    bool split_vote = false;              // taken, but some nodes said yes to us: another contender split the vote
@@ -27,8 +28,9 @@ enum class next_step {
    sleep_spin,           // sleep a jittered interval (spin strategy, or no quorum to wait on)
 };
 
-/// The retry decision after a lost attempt. A server error (unexpected_reply) is never retried:
-/// it will not mend by itself.
+/// The retry decision after a lost attempt. A server error (unexpected_reply), refused
+/// credentials (auth_failed) and a failed TLS handshake (tls_failed) are never retried: they will
+/// not mend by themselves.
 next_step next_after(attempt_facts const& f) noexcept;
 
 /// The error that a waiter that gives up completes with: a lock still taken when a wait ran out

@@ -42,7 +42,8 @@ error_code validate_options(
    lock_options const& opts,
    std::chrono::milliseconds node_timeout) noexcept;
 
-/// No nodes, a malformed URL, a prefix with a brace, or a node timeout that is not positive.
+/// No nodes, a malformed URL, a prefix with a brace, a node timeout that is not positive, or a
+/// TLS client certificate without its key (or a key without its certificate).
 error_code validate_config(config const& cfg);
 
 }  // namespace locksmith::detail

@@ -1,0 +1,101 @@
+#include "support/tls_certs.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace locksmith::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+void sh(const std::string& command) {
+  // Quiet unless it fails: openssl prints its progress on stderr.
+  if (std::system((command + " >/dev/null 2>&1").c_str()) != 0)
+    throw std::runtime_error("command failed: " + command);
+}
+
+struct cert_dir {
+  fs::path path;
+  cert_dir() {
+    std::string tmpl = (fs::temp_directory_path() / "locksmith-tls-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path = tmpl;
+  }
+  ~cert_dir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+// P-256 keys: quick to make, and every TLS version redis-server speaks accepts them.
+const std::string new_key = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
+
+void make_ca(const cert_dir& d, const std::string& name) {
+  sh("openssl req -x509 " + new_key + " -days 2 -subj /CN=" + name + " -keyout " +
+     d.file(name + ".key") + " -out " + d.file(name + ".crt") +
+     " -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign");
+}
+
+// A leaf certificate signed by the CA `ca`, with the given extensions.
+void make_leaf(const cert_dir& d, const std::string& ca, const std::string& name,
+               const std::string& extensions) {
+  std::ofstream{d.file(name + ".ext")} << "basicConstraints=CA:FALSE\n" << extensions << "\n";
+  sh("openssl req " + new_key + " -subj /CN=" + name + " -keyout " + d.file(name + ".key") +
+     " -out " + d.file(name + ".csr"));
+  sh("openssl x509 -req -days 2 -in " + d.file(name + ".csr") + " -CA " + d.file(ca + ".crt") +
+     " -CAkey " + d.file(ca + ".key") + " -CAcreateserial -out " + d.file(name + ".crt") +
+     " -extfile " + d.file(name + ".ext"));
+}
+
+}  // namespace
+
+const tls_certs& test_certs() {
+  static const cert_dir dir;
+  static const tls_certs certs = [] {
+    make_ca(dir, "test-ca");
+    make_ca(dir, "other-ca");
+    make_leaf(dir, "test-ca", "localhost",
+              "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth");
+    make_leaf(dir, "test-ca", "wrong.example",
+              "subjectAltName=DNS:wrong.example\nextendedKeyUsage=serverAuth");
+    make_leaf(dir, "test-ca", "client", "extendedKeyUsage=clientAuth");
+    return tls_certs{dir.file("test-ca.crt"),       dir.file("other-ca.crt"),
+                     dir.file("localhost.crt"),     dir.file("localhost.key"),
+                     dir.file("wrong.example.crt"), dir.file("wrong.example.key"),
+                     dir.file("client.crt"),        dir.file("client.key")};
+  }();
+  return certs;
+}
+
+std::uint16_t free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket failed");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot find a free loopback port");
+  return ntohs(addr.sin_port);
+}
+
+std::vector<std::string> tls_server_args(std::uint16_t tls_port, const std::string& cert,
+                                         const std::string& key, bool require_client_cert) {
+  return {"--tls-port",         std::to_string(tls_port),
+          "--tls-cert-file",    cert,
+          "--tls-key-file",     key,
+          "--tls-ca-cert-file", test_certs().ca,
+          "--tls-auth-clients", require_client_cert ? "yes" : "no"};
+}
+
+}  // namespace locksmith::test

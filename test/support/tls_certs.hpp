@@ -1,0 +1,35 @@
+// Certificates for TLS tests, made with the `openssl` command line once per test binary, and
+// redis-server arguments that serve TLS with them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace locksmith::test {
+
+// PEM files in a temporary directory, removed when the test binary exits.
+struct tls_certs {
+  std::string ca;            // the CA that signed the server and client certificates
+  std::string other_ca;      // a CA that signed nothing here: trusting it alone must fail
+  std::string server_cert;   // for DNS:localhost and IP:127.0.0.1, signed by `ca`
+  std::string server_key;
+  std::string wrong_host_cert;  // for DNS:wrong.example only, signed by `ca`
+  std::string wrong_host_key;
+  std::string client_cert;   // a client certificate (clientAuth), signed by `ca`
+  std::string client_key;
+};
+
+// Made on first use; throws std::runtime_error if openssl fails.
+const tls_certs& test_certs();
+
+// A free loopback port, for a second listener of a redis_server (--tls-port). Another process
+// may take it before redis binds it; it is the same race as redis_server's own port.
+std::uint16_t free_loopback_port();
+
+// `redis-server` arguments for a TLS listener on `tls_port`, with the given certificate and key,
+// trusting `ca` for client certificates, which it requires when `require_client_cert`.
+std::vector<std::string> tls_server_args(std::uint16_t tls_port, const std::string& cert,
+                                         const std::string& key, bool require_client_cert = false);
+
+}  // namespace locksmith::test

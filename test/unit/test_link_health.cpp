@@ -1,0 +1,111 @@
+// Unit tests of link_health (include/locksmith/detail/link_health.hpp): what a connection's log
+// lines (Boost.Redis 1.92's wording) and TLS callbacks say about why it cannot serve.
+#include <locksmith/detail/link_health.hpp>
+
+#include "support/print.hpp"
+
+#include <boost/test/unit_test.hpp>
+
+using locksmith::error;
+using locksmith::detail::is_auth_error;
+using locksmith::detail::link_health;
+
+namespace {
+
+constexpr char const* trying = "Trying to connect to Redis server at 127.0.0.1:6379 (TLS enabled)";
+constexpr char const* connected = "Connected to Redis server at 127.0.0.1:6379 (TLS enabled)";
+constexpr char const* setup_ok = "Setup request execution: success";
+constexpr char const* wrongpass =
+    "Setup request execution failed: WRONGPASS invalid username-password pair or user is disabled.";
+constexpr char const* refused =
+    "Failed to connect to Redis server at 127.0.0.1:6379 (TLS disabled): Connection refused";
+constexpr char const* handshake_failed =
+    "Failed to connect to Redis server at 127.0.0.1:6379 (TLS enabled): certificate verify failed";
+constexpr char const* read_failed =
+    "Error reading data from the server: tlsv13 alert certificate required";
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(link_health_suite)
+
+BOOST_AUTO_TEST_CASE(auth_errors_are_told_by_their_code)
+{
+   BOOST_TEST(is_auth_error("WRONGPASS invalid username-password pair"));
+   BOOST_TEST(is_auth_error("NOPERM User u has no permissions to run the 'evalsha' command"));
+   BOOST_TEST(is_auth_error("NOAUTH Authentication required."));
+   BOOST_TEST(!is_auth_error("ERR unknown command"));
+   BOOST_TEST(!is_auth_error("NOSCRIPT No matching script."));
+   BOOST_TEST(!is_auth_error(""));
+}
+
+BOOST_AUTO_TEST_CASE(a_refused_password_lasts_until_a_setup_succeeds)
+{
+   link_health h;
+   h.on_log(false, trying);
+   h.on_log(false, connected);
+   h.on_log(true, wrongpass);
+   BOOST_TEST(h.lasting() == error::auth_failed);
+   BOOST_TEST(h.lasting_message().starts_with("WRONGPASS"));
+   BOOST_TEST(h.last_problem() == wrongpass);
+   // The next attempt starts: still refused until it says otherwise.
+   h.on_log(false, trying);
+   BOOST_TEST(h.lasting() == error::auth_failed);
+   h.on_log(false, connected);
+   h.on_log(false, setup_ok);
+   BOOST_TEST(!h.lasting());
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_handshake_lasts_but_a_refused_connection_is_no_tls_problem)
+{
+   link_health h;
+   h.on_log(false, trying);
+   h.on_tls_problem("certificate verify failed: hostname mismatch");
+   h.on_tls_problem("we sent the alert 'bad certificate'"); // a consequence: not kept
+   BOOST_TEST(h.lasting() == error::tls_failed);
+   BOOST_TEST(h.lasting_message() == "TLS: certificate verify failed: hostname mismatch");
+   h.on_log(true, handshake_failed);
+   BOOST_TEST(h.lasting() == error::tls_failed);
+   // The server went away: now it is down, not refusing us.
+   h.on_log(false, trying);
+   h.on_log(true, refused);
+   BOOST_TEST(!h.lasting());
+   BOOST_TEST(h.last_problem() == refused);
+}
+
+BOOST_AUTO_TEST_CASE(an_alert_after_the_handshake_is_a_tls_failure)
+{
+   // TLS 1.3: the server refuses our (missing) certificate after the handshake completed.
+   link_health h;
+   h.on_log(false, trying);
+   h.on_log(false, connected);
+   h.on_tls_problem("the server sent the alert 'certificate required'");
+   h.on_log(true, read_failed);
+   BOOST_TEST(h.lasting() == error::tls_failed);
+   BOOST_TEST(h.lasting_message().find("certificate required") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_that_cannot_be_loaded_lasts_for_good)
+{
+   link_health h;
+   h.on_tls_config_problem("cannot load the CA file 'x.pem': No such file or directory");
+   h.on_log(false, trying);
+   h.on_tls_problem("certificate verify failed: unable to get local issuer certificate");
+   h.on_log(true, handshake_failed);
+   h.on_log(false, trying);
+   h.on_log(true, refused);
+   BOOST_TEST(h.lasting() == error::tls_failed);
+   BOOST_TEST(h.lasting_message() ==
+              "TLS: cannot load the CA file 'x.pem': No such file or directory");
+}
+
+BOOST_AUTO_TEST_CASE(an_ordinary_drop_changes_nothing)
+{
+   link_health h;
+   h.on_log(false, trying);
+   h.on_log(false, setup_ok);
+   h.on_log(true, "Error reading data from the server: End of file");
+   BOOST_TEST(!h.lasting());
+   BOOST_TEST(h.last_problem() == "Error reading data from the server: End of file");
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -146,10 +146,10 @@ struct client_core : std::enable_shared_from_this<client_core> {
       clock::time_point until,
       lock_options const& opts);
 
-   /// After a lost attempt: decides (next_after) and waits for the next try. Success: try again;
-   /// else the error to complete with.
+   /// After an attempt lost for `lost`: decides (next_after) and waits for the next try.
+   /// Success: try again; else the error to complete with.
    boost::asio::awaitable<error_code> wait_to_retry(
-      attempt_facts& f,
+      error_code lost,
       fanout_result const& r,
       std::string const& name,
       std::string const& channel,

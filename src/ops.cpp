@@ -230,23 +230,23 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
          release_where_taken(name, token, r, t0 + opts.ttl);  // cancelled: the SET may have landed anyway
          co_return lock_result{ec, {}};
       }
-      attempt_facts f{.lost = lost_reason(r)};
+      error_code lost = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
             guard.kept = true;
             co_return lock_result{error_code{}, grant(name, token, highest_fence(r), t0, *until, opts)};
          }
-         f.lost = error::validity_expired;
+         lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       release_where_taken(name, token, r, t0 + opts.ttl);
-      if (auto ec = co_await wait_to_retry(f, r, name, channel, seen, spin, no_wait, deadline))
+      if (auto ec = co_await wait_to_retry(lost, r, name, channel, seen, spin, no_wait, deadline))
          co_return lock_result{ec, {}};
    }
 }
 
 asio::awaitable<error_code> client_core::wait_to_retry(
-   attempt_facts& f,
+   error_code lost,
    fanout_result const& r,
    std::string const& name,
    std::string const& channel,
@@ -256,12 +256,15 @@ asio::awaitable<error_code> client_core::wait_to_retry(
    clock::time_point deadline)
 {
    auto const now = clock::now();
-   f.no_wait = no_wait;
-   f.out_of_time = now >= deadline;
-   f.split_vote = r.count(vote::yes) > 0;
-   f.by_message = spin == nullptr;
-   f.subscription_confirmed = listener.confirmed(channel);
-   f.event_since_attempt = listener.events(channel) != seen;
+   attempt_facts const f{
+      .lost = lost,
+      .no_wait = no_wait,
+      .out_of_time = now >= deadline,
+      .split_vote = r.count(vote::yes) > 0,
+      .by_message = spin == nullptr,
+      .subscription_confirmed = listener.confirmed(channel),
+      .event_since_attempt = listener.events(channel) != seen,
+   };
    auto const left = std::chrono::duration_cast<microseconds>(deadline - now);
    // (An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.)
    auto const step = next_after(f);

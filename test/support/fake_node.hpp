@@ -153,19 +153,19 @@ public:
    void subscribe(std::string const& channel) override
    {
       ++subscriptions[channel];
-      push({detail::push_event::kind::subscribed, channel});
+      push({detail::push_event::kind::subscribed, channel, {}});
    }
    void unsubscribe(std::string const& channel) override
    {
       --subscriptions[channel];
-      push({detail::push_event::kind::unsubscribed, channel});
+      push({detail::push_event::kind::unsubscribed, channel, {}});
    }
    void reconnect() override { ++reconnects; }
    void start(detail::push_handler on_push) override
    {
       on_push_ = std::move(on_push);
       started = true;
-      push({detail::push_event::kind::connected, {}});
+      push({detail::push_event::kind::connected, {}, {}});
    }
    void stop() override { started = false; }
    std::string const& name() const noexcept override { return name_; }

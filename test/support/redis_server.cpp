@@ -33,23 +33,6 @@ constexpr int max_start_attempts = 10;
   throw std::runtime_error(what + ": " + std::strerror(errno));
 }
 
-// Asks the kernel for a free loopback port. The port is released again before redis binds it, so
-// another process may take it in between; the callers retry on a new port when that happens.
-std::uint16_t pick_free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (!ok) throw_errno("bind 127.0.0.1:0");
-  return ntohs(addr.sin_port);
-}
 
 // Resolved in the parent because execvp may allocate, which a child forked from a multithreaded
 // process must not do.
@@ -274,10 +257,28 @@ reply exchange(std::uint16_t port, std::span<const std::string_view> args,
 
 }  // namespace
 
+// Asks the kernel for a free loopback port. The port is released again before redis binds it, so
+// another process may take it in between; the callers retry on a new port when that happens.
+std::uint16_t free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw_errno("socket");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  int saved = errno;
+  ::close(fd);
+  errno = saved;
+  if (!ok) throw_errno("bind 127.0.0.1:0");
+  return ntohs(addr.sin_port);
+}
+
 redis_server::redis_server(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
   std::string last_exit;
   for (int attempt = 0; attempt < max_start_attempts; ++attempt) {
-    port_ = pick_free_port();
+    port_ = free_loopback_port();
     int status = 0;
     start_result result{};
     try {

@@ -30,6 +30,11 @@ struct reply {
 // talks to a paused server fails quickly.
 inline constexpr std::chrono::milliseconds default_command_timeout{2000};
 
+// Asks the kernel for a free loopback port (redis_server's own, or a second listener such as
+// --tls-port). The port is released again before redis binds it, so another process may take it
+// in between; callers retry on a new port when that happens.
+std::uint16_t free_loopback_port();
+
 class redis_server {
 public:
   // Starts `redis-server --port P --bind 127.0.0.1 --save '' --appendonly no --daemonize no <extra_args>`

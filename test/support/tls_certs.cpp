@@ -1,8 +1,5 @@
 #include "support/tls_certs.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -73,20 +70,6 @@ const tls_certs& test_certs() {
                      dir.file("client.crt"),        dir.file("client.key")};
   }();
   return certs;
-}
-
-std::uint16_t free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  ::close(fd);
-  if (!ok) throw std::runtime_error("cannot find a free loopback port");
-  return ntohs(addr.sin_port);
 }
 
 std::vector<std::string> tls_server_args(std::uint16_t tls_port, const std::string& cert,

@@ -23,9 +23,6 @@ struct tls_certs {
 // Made on first use; throws std::runtime_error if openssl fails.
 const tls_certs& test_certs();
 
-// A free loopback port, for a second listener of a redis_server (--tls-port). Another process
-// may take it before redis binds it; it is the same race as redis_server's own port.
-std::uint16_t free_loopback_port();
 
 // `redis-server` arguments for a TLS listener on `tls_port`, with the given certificate and key,
 // trusting `ca` for client certificates, which it requires when `require_client_cert`.

@@ -9,8 +9,6 @@
 
 namespace locksmith {
 
-using namespace std::chrono_literals;
-
 /// TLS settings, used by every `rediss://` node of a @ref config.
 ///
 /// By default the server's certificate chain is verified against the system's trust store, its
@@ -55,26 +53,26 @@ struct config {
    /// 10 s TTL: a hung node then delays an attempt by at most this much. At most one hour. The
    /// watchdog declares a lease lost one node timeout before its validity ends, so a renewed
    /// lease needs a TTL of about three node timeouts or more: lock_options::renew states the rule.
-   std::chrono::milliseconds node_timeout = 50ms;
+   std::chrono::milliseconds node_timeout{50};
 
    /// Pause before reconnecting to a node that dropped. Default 100 ms.
-   std::chrono::milliseconds reconnect_wait = 100ms;
+   std::chrono::milliseconds reconnect_wait{100};
 
    /// Interval of the connection's PING health check; a node silent for twice this long is
    /// reconnected. Default 1 s.
-   std::chrono::milliseconds health_check_interval = 1s;
+   std::chrono::milliseconds health_check_interval = std::chrono::seconds{1};
 
    /// How long a lock name's release channel stays subscribed after its last local waiter got
    /// the lock or gave up. A name contended again within that time needs no new SUBSCRIBE, and
    /// no wait for the server's confirmation before its waiter may sleep. At most 1,024 channels
    /// linger at once per client, the oldest going first. Zero unsubscribes at once. Must not be
    /// negative. Default 1 s.
-   std::chrono::milliseconds subscription_linger = 1s;
+   std::chrono::milliseconds subscription_linger = std::chrono::seconds{1};
 
    /// The longest that client::async_close waits for operations in flight and for the releases
    /// that the client still owns (see client::async_close) before it closes the connections
    /// anyway. Must not be negative. Default 1 s.
-   std::chrono::milliseconds close_timeout = 1s;
+   std::chrono::milliseconds close_timeout = std::chrono::seconds{1};
 
    /// Restart quarantine, the RedLock description's "delayed restarts" done in the client: a node
    /// whose server has been up for less than this does not count towards a quorum, so that a

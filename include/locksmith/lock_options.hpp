@@ -9,8 +9,6 @@
 
 namespace locksmith {
 
-using namespace std::chrono_literals;
-
 /// How a waiter learns that it may try again.
 namespace wait_strategy {
 
@@ -20,10 +18,10 @@ namespace wait_strategy {
 /// the benchmark's comparison.
 struct spin {
    /// Pause between two tries. Default 100 ms, as redis-py's `sleep`.
-   std::chrono::milliseconds interval = 100ms;
+   std::chrono::milliseconds interval{100};
 
    /// Upper bound of the random extra pause, which keeps waiters from retrying in lockstep.
-   std::chrono::milliseconds jitter = 100ms;
+   std::chrono::milliseconds jitter{100};
 };
 
 /// Sleep until the holder's release is published on the lock's channel (or, should that message be
@@ -48,11 +46,11 @@ using wait_strategy_type = std::variant<wait_strategy::subscribe_t, wait_strateg
 struct lock_options {
    /// Time to live of the key in Redis: how long the lock outlives a crashed holder.
    /// From 1 ms to @ref max_ttl. Default 30 s, as Redisson's lock watchdog.
-   std::chrono::milliseconds ttl = 30s;
+   std::chrono::milliseconds ttl = std::chrono::seconds{30};
 
    /// How long `async_lock` may wait for a holder to let go. Zero makes one attempt, like
    /// `async_try_lock`. Must not be negative; a century or more waits forever. Default 10 s.
-   std::chrono::milliseconds wait = 10s;
+   std::chrono::milliseconds wait = std::chrono::seconds{10};
 
    /// How a waiter learns that it may try again. Default: subscribe, which wakes a waiter
    /// about 100 µs after the release and costs Redis nothing while it waits.
@@ -85,22 +83,22 @@ struct lock_options {
 
    /// Stop renewing once the lease has been held this long, and report it lost. Zero: no cap.
    /// Default zero.
-   std::chrono::milliseconds max_hold = 0ms;
+   std::chrono::milliseconds max_hold{0};
 
    /// Extra time, before the last moment the watchdog could wait, at which it gives a failing
    /// lease up: the time the holder needs to stop its work (a child process's grace period).
    /// Default zero: the holder learns of the loss one node timeout before `valid_until()`.
-   std::chrono::milliseconds loss_margin = 0ms;
+   std::chrono::milliseconds loss_margin{0};
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.
 inline constexpr std::size_t max_key_size = 1024;
 
 /// The shortest TTL accepted.
-inline constexpr std::chrono::milliseconds min_ttl = 1ms;
+inline constexpr std::chrono::milliseconds min_ttl{1};
 
 /// The longest TTL accepted: one day. Longer jobs keep a shorter lease and renew it.
-inline constexpr std::chrono::milliseconds max_ttl = 24h;
+inline constexpr std::chrono::milliseconds max_ttl = std::chrono::hours{24};
 
 }  // namespace locksmith
 

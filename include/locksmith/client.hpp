@@ -100,11 +100,15 @@ public:
    /// the first one talks to Redis. The last attempt starts before the wait ends, so the
    /// operation may end up to one node timeout after it.
    ///
-   /// Cancellation: terminal, partial and total. Each stops the wait and completes with
-   /// `asio::error::operation_aborted`; a key that the attempt in flight may have set is released
-   /// (the release is queued on every connection before completion, behind the attempt, so it
-   /// runs after it). The client owns that release until each node answered or the key expired
-   /// (see async_close), as it does the release of every failed attempt.
+   /// Cancellation: terminal, partial and total are all accepted, and all do the same: the wait
+   /// stops at once and the operation completes with `asio::error::operation_aborted`. Cancelled
+   /// while queued in this process or sleeping between attempts, it leaves nothing behind.
+   /// Cancelled while an attempt is in flight, it may leave two effects, both bounded: the key
+   /// the attempt may have set is released (queued on every connection before completion, behind
+   /// the attempt, and owned by the client until each node answered or the key expired, see
+   /// async_close), and the name's fence may have advanced (a later fencing token skips a value;
+   /// it never goes back). Asio defines total cancellation as one without side effects: only the
+   /// first case meets that, so treat a total cancellation like a partial one.
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
    auto async_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
    {
@@ -153,8 +157,10 @@ public:
    /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`.
    ///
    /// The lease is not held any more once this is called, whatever the outcome.
-   /// Cancellation: terminal, partial and total complete at once with operation_aborted; the
-   /// release has been sent and goes on.
+   /// Cancellation: terminal, partial and total are accepted and do the same: the operation
+   /// completes at once with operation_aborted, and the release, already sent, goes on, owned by
+   /// the client (see async_close). That is a side effect, so no cancellation type undoes an
+   /// unlock: a cancelled unlock is a partial cancellation whatever was asked.
    template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_unlock(lease& l, CompletionToken&& token = {})
    {
@@ -178,8 +184,10 @@ public:
    /// Signature: `void(error_code)`. Errors as `async_unlock`, plus error::invalid_argument for a
    /// TTL out of range; error::lease_expired also when the quorum answered after the old
    /// validity had ended.
-   /// Cancellation: terminal, partial and total complete at once with operation_aborted; the
-   /// extension may still take effect in Redis, but `valid_until()` is not moved.
+   /// Cancellation: terminal, partial and total are accepted and do the same: the operation
+   /// completes at once with operation_aborted. The extension, if already sent, may still take
+   /// effect in Redis (the key then lives longer than `valid_until()` says, which errs on the
+   /// safe side), but `valid_until()` is not moved; the lease stays held and renewed as before.
    template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_extend(lease& l, std::chrono::milliseconds ttl, CompletionToken&& token = {})
    {

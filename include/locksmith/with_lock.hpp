@@ -30,17 +30,6 @@ struct awaitable_value<boost::asio::awaitable<T, Executor>> {
    using type = T;
 };
 
-using body_fn = std::function<boost::asio::awaitable<void>(lease&)>;
-void async_with_lock_impl(
-   client& c,
-   std::string name,
-   lock_options opts,
-   body_fn body,
-   boost::asio::any_completion_handler<void(error_code)> h);
-
-}  // namespace detail
-
-namespace detail {
 template <class R>
 struct with_lock_signature_of {
    using type = void(error_code, R);
@@ -49,6 +38,46 @@ template <>
 struct with_lock_signature_of<void> {
    using type = void(error_code);
 };
+
+using body_fn = std::function<boost::asio::awaitable<void>(lease&)>;
+void async_with_lock_impl(
+   client& c,
+   std::string name,
+   lock_options opts,
+   body_fn body,
+   boost::asio::any_completion_handler<void(error_code)> h);
+
+// A named initiation with get_executor(), as the client's own, so that asio::cancel_after works.
+template <class Body, class R>
+struct with_lock_initiation {
+   client* c;
+   using executor_type = client::executor_type;
+   executor_type get_executor() const noexcept { return c->get_executor(); }
+
+   template <class Handler>
+   void operator()(Handler&& h, std::string name, lock_options opts, Body body) const
+   {
+      namespace asio = boost::asio;
+      if constexpr (std::is_void_v<R>) {
+         async_with_lock_impl(*c, std::move(name), std::move(opts), std::move(body), std::forward<Handler>(h));
+      } else {
+         // The body's value is kept aside, and given to the caller's handler with the error code.
+         auto out = std::make_shared<R>();
+         auto run = [body = std::move(body), out](lease& l) mutable -> asio::awaitable<void> {
+            *out = co_await body(l);
+         };
+         auto slot = asio::get_associated_cancellation_slot(h);
+         auto ex = asio::get_associated_executor(h, c->get_executor());
+         auto done = [h = std::forward<Handler>(h), out](error_code ec) mutable {
+            std::move(h)(ec, ec ? R{} : std::move(*out));
+         };
+         async_with_lock_impl(
+            *c, std::move(name), std::move(opts), std::move(run),
+            asio::bind_cancellation_slot(slot, asio::bind_executor(ex, std::move(done))));
+      }
+   }
+};
+
 }  // namespace detail
 
 /// The completion signature of async_with_lock for a body returning `awaitable<R>`.
@@ -81,28 +110,8 @@ template <
    boost::asio::completion_token_for<with_lock_signature<R>> CompletionToken = boost::asio::deferred_t>
 auto async_with_lock(client& c, std::string_view name, lock_options const& opts, Body body, CompletionToken&& token = {})
 {
-   namespace asio = boost::asio;
-   auto init = [](auto h, client* c, std::string name, lock_options opts, Body body) {
-      if constexpr (std::is_void_v<R>) {
-         detail::async_with_lock_impl(*c, std::move(name), std::move(opts), std::move(body), std::move(h));
-      } else {
-         // The body's value is kept aside, and given to the caller's handler with the error code.
-         auto out = std::make_shared<R>();
-         auto run = [body = std::move(body), out](lease& l) mutable -> asio::awaitable<void> {
-            *out = co_await body(l);
-         };
-         auto slot = asio::get_associated_cancellation_slot(h);
-         auto ex = asio::get_associated_executor(h, c->get_executor());
-         auto done = [h = std::move(h), out](error_code ec) mutable {
-            std::move(h)(ec, ec ? R{} : std::move(*out));
-         };
-         detail::async_with_lock_impl(
-            *c, std::move(name), std::move(opts), std::move(run),
-            asio::bind_cancellation_slot(slot, asio::bind_executor(ex, std::move(done))));
-      }
-   };
-   return asio::async_initiate<CompletionToken, with_lock_signature<R>>(
-      init, token, &c, std::string{name}, opts, std::move(body));
+   return boost::asio::async_initiate<CompletionToken, with_lock_signature<R>>(
+      detail::with_lock_initiation<Body, R>{&c}, token, std::string{name}, opts, std::move(body));
 }
 
 }  // namespace locksmith

@@ -1,5 +1,5 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-#include "core.hpp"
+#include "client_core.hpp"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/deferred.hpp>

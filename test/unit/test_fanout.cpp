@@ -2,7 +2,7 @@
 // at the n-th node call, for every n of a lock / extend / unlock run, with 1, 3 and 5 nodes. No
 // sockets: the fake nodes (test/support/fake_node.hpp) keep the keys, so the tests can look at
 // what each node holds when a lease is granted and after everything has settled.
-#include "../../src/core.hpp"
+#include "../../src/client_core.hpp"
 
 #include "support/fake_node.hpp"
 #include "support/print.hpp"

@@ -1,0 +1,132 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "acquire_engine.hpp"
+
+#include "calls.hpp"
+#include "release.hpp"
+#include "verdicts.hpp"
+
+#include <locksmith/detail/backoff.hpp>
+#include <locksmith/detail/keys.hpp>
+#include <locksmith/detail/retry.hpp>
+#include <locksmith/detail/token.hpp>
+#include <locksmith/detail/validity.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// A waiter that cannot reach a quorum, or whose lock has no TTL, looks again this often.
+constexpr milliseconds probe_interval{100};
+
+asio::awaitable<bool> cancelled()
+{
+   auto cs = co_await asio::this_coro::cancellation_state;
+   co_return cs.cancelled() != asio::cancellation_type::none;
+}
+
+}  // namespace
+
+acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_listener& listener)
+: ctx_{ctx}
+, queue_{queue}
+, listener_{listener}
+, random_{std::random_device{}()}
+{ }
+
+asio::awaitable<acquire_engine::result> acquire_engine::acquire(
+   std::string const& name, lock_options const& opts, bool no_wait, clock::time_point deadline, report* diag)
+{
+   auto const channel = release_channel(ctx_.cfg.prefix, name);
+   auto const drift = opts.drift.value_or(default_drift(opts.ttl));
+   for (;;) {
+      if (ctx_.stopped || co_await cancelled())
+         co_return result{asio::error::operation_aborted, {}};
+      // A fresh token per attempt: a release of an earlier attempt that is late (NOSCRIPT, then
+      // EVAL) can never remove what this one takes.
+      auto token = random_token();
+      auto const seen = listener_.events(channel);
+      auto const t0 = clock::now();
+      auto const call = acquire_call(ctx_.cfg.prefix, name, token, opts.ttl);
+      auto [ec, r] = co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
+      describe(r, ctx_.nodes, diag);
+      if (ec) {
+         release_where_taken(ctx_, name, token, r, t0 + opts.ttl);  // cancelled: the SET may have landed anyway
+         co_return result{ec, {}};
+      }
+      error_code lost = lost_reason(r);
+      if (r.decision == outcome::won) {
+         if (auto until = valid_until(t0, clock::now(), opts.ttl, drift))
+            co_return result{error_code{}, won{std::move(token), highest_fence(r), t0, *until}};
+         lost = error::validity_expired;
+      }
+      // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
+      release_where_taken(ctx_, name, token, r, t0 + opts.ttl);
+      retry_context const next{name, channel, seen, std::get_if<wait_strategy::spin>(&opts.strategy), no_wait, deadline};
+      if (auto ec = co_await wait_to_retry(lost, r, next))
+         co_return result{ec, {}};
+   }
+}
+
+asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r, retry_context const& c)
+{
+   auto const now = clock::now();
+   attempt_facts const f{
+      .lost = lost,
+      .no_wait = c.no_wait,
+      .out_of_time = now >= c.deadline,
+      .split_vote = r.count(vote::yes) > 0,
+      .by_message = c.spin == nullptr,
+      .subscription_confirmed = listener_.confirmed(c.channel),
+      .event_since_attempt = listener_.events(c.channel) != c.seen,
+   };
+   auto const left = std::chrono::duration_cast<microseconds>(c.deadline - now);
+   // (An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.)
+   auto const step = next_after(f);
+   if (step == next_step::give_up)
+      co_return final_error(f);
+   if (step == next_step::retry_now)
+      co_return error_code{};
+   microseconds delay{};
+   std::string const* wake_on = nullptr;
+   if (step == next_step::draw_lots) {
+      delay = lots_delay(slowest_reply(r), ctx_.cfg.node_timeout, left, random_);
+   } else if (step == next_step::await_subscription) {
+      // The name's contenders hold one reference on its channel until the name is forgotten.
+      if (queue_.mark_subscribed(c.name))
+         listener_.acquire(c.channel);
+      // Woken by the confirmation; a server that never confirms (pub/sub refused) is polled.
+      delay = std::min<microseconds>(probe_interval, left);
+      wake_on = &c.channel;
+   } else if (step == next_step::sleep_until_release) {
+      delay = expiry_delay(shortest_pttl(r), probe_interval, left);
+      wake_on = &c.channel;
+   } else {
+      delay = spin_delay(c.spin ? *c.spin : wait_strategy::spin{}, left, random_);
+   }
+   co_return co_await sleep(delay, wake_on);
+}
+
+asio::awaitable<error_code> acquire_engine::sleep(microseconds d, std::string const* channel)
+{
+   if (ctx_.stopped)
+      co_return asio::error::operation_aborted;
+   asio::steady_timer t{ctx_.ex, d};
+   if (channel)
+      listener_.add_sleeper(*channel, &t);
+   // Ends at the delay, on a release event (the listener cancels the timer), or on cancellation.
+   co_await t.async_wait(use_tuple);
+   if (channel)
+      listener_.remove_sleeper(*channel, &t);
+   co_return (co_await cancelled()) ? error_code{asio::error::operation_aborted} : error_code{};
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,75 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The acquire engine: tries a name on the nodes (the quorum fan-out), releases what a lost try
+// may have taken, and between tries waits as the strategy and the retry decision
+// (detail/retry.hpp) say: for a release message, the holder's PTTL, a spin interval or a lot.
+// Everything here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_ACQUIRE_ENGINE_HPP
+#define LOCKSMITH_SRC_ACQUIRE_ENGINE_HPP
+
+#include "client_context.hpp"
+#include "fanout.hpp"
+#include "local_queue.hpp"
+#include "release_listener.hpp"
+
+#include <locksmith/lock_options.hpp>
+#include <locksmith/report.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+
+namespace locksmith::detail {
+
+class acquire_engine {
+public:
+   using clock = std::chrono::steady_clock;
+
+   acquire_engine(client_context& ctx, local_queue& queue, release_listener& listener);
+
+   /// A won attempt.
+   struct won {
+      std::string token;
+      std::uint64_t fence = 0;
+      clock::time_point start;        // when the winning try went out
+      clock::time_point valid_until;  // start + ttl - drift
+   };
+   struct result {
+      error_code ec;
+      won lease;
+   };
+
+   /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
+   /// failure), the client stops, or the operation is cancelled. The caller is the name's only
+   /// contender in the process (local_queue::enter), and the arguments outlive the operation.
+   boost::asio::awaitable<result>
+   acquire(std::string const& name, lock_options const& opts, bool no_wait, clock::time_point deadline, report* diag);
+
+private:
+   // After an attempt lost for `lost`: decides (next_after) and waits for the next try.
+   // Success: try again; else the error to complete with.
+   struct retry_context {
+      std::string const& name;
+      std::string const& channel;
+      std::uint64_t seen;  // the channel's events when the try went out
+      wait_strategy::spin const* spin;
+      bool no_wait;
+      clock::time_point deadline;
+   };
+   boost::asio::awaitable<error_code> wait_to_retry(error_code lost, fanout_result const& r, retry_context const& c);
+
+   // Sleeps for `d`; with a channel, a release event on it ends the sleep early.
+   // operation_aborted on cancellation or once the client stops.
+   boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d, std::string const* channel);
+
+   client_context& ctx_;
+   local_queue& queue_;
+   release_listener& listener_;
+   std::mt19937_64 random_;
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,32 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The script calls of one lock name: acquire, extend and release, with their keys and arguments.
+#ifndef LOCKSMITH_SRC_CALLS_HPP
+#define LOCKSMITH_SRC_CALLS_HPP
+
+#include "node.hpp"
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace locksmith::detail {
+
+/// The fence key outlives the lock key by this much; after that, the server's clock keeps
+/// fences rising.
+inline constexpr std::chrono::milliseconds fence_linger{60'000};
+
+/// SET NX PX ttl of the lock key, then a fence minted from the fence key (kept ttl + fence_linger).
+std::shared_ptr<script_call const> acquire_call(
+   std::string const& prefix, std::string const& name, std::string const& token, std::chrono::milliseconds ttl);
+
+/// PEXPIRE ttl of the lock key and of the fence key (ttl + fence_linger), if the token matches.
+std::shared_ptr<script_call const> extend_call(
+   std::string const& prefix, std::string const& name, std::string const& token, std::chrono::milliseconds ttl);
+
+/// DEL of the lock key and a PUBLISH of the token on the release channel, if the token matches.
+std::shared_ptr<script_call const> release_call(
+   std::string const& prefix, std::string const& name, std::string const& token);
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,31 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// What every part of a client shares: its executor, its config, its nodes and the work it owns.
+// Everything here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_CLIENT_CONTEXT_HPP
+#define LOCKSMITH_SRC_CLIENT_CONTEXT_HPP
+
+#include "cleanup.hpp"
+#include "node.hpp"
+
+#include <locksmith/config.hpp>
+#include <locksmith/error.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace locksmith::detail {
+
+struct client_context {
+   boost::asio::any_io_executor ex;
+   config cfg;
+   error_code config_error;  // validate_config(cfg): every operation completes with it
+   std::vector<std::shared_ptr<node>> nodes;
+   std::shared_ptr<owned_work> work = std::make_shared<owned_work>();  // what close() waits for
+   bool stopped = false;  // the client was closed, cancelled or destroyed: operations end at once
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,179 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "client_core.hpp"
+
+#include "extend.hpp"
+#include "release.hpp"
+#include "watchdog.hpp"
+
+#include <locksmith/detail/keys.hpp>
+#include <locksmith/detail/url.hpp>
+#include <locksmith/detail/validate.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+// A century: longer waits and holds are forever, and stay clear of the clock's overflow.
+constexpr milliseconds forever = std::chrono::hours{24 * 365 * 100};
+
+// Leaves the name's local slot when the acquisition ends without a lease.
+struct slot_guard {
+   client_core& core;
+   std::string const& name;
+   bool kept = false;
+   ~slot_guard()
+   {
+      if (!kept)
+         core.leave_slot(name);
+   }
+};
+
+}  // namespace
+
+client_core::client_core(asio::any_io_executor e, config c)
+: ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = {}}
+, listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
+, queue_{ctx_.ex}
+, acquire_{ctx_, queue_, listener_}
+{
+   ctx_.config_error = validate_config(ctx_.cfg);
+}
+
+client_core::client_core(asio::any_io_executor e, config c, std::vector<std::shared_ptr<node>> given)
+: ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = std::move(given)}
+, listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
+, queue_{ctx_.ex}
+, acquire_{ctx_, queue_, listener_}
+{
+   ctx_.cfg.nodes.assign(ctx_.nodes.size(), "redis://fake");
+   ctx_.config_error = validate_config(ctx_.cfg);
+}
+
+release_listener::links client_core::listener_links()
+{
+   // The listener is a member: it never outlives the core, nor calls it after start().
+   return {
+      [this](std::size_t i, std::string const& ch) { ctx_.nodes[i]->subscribe(ch); },
+      [this](std::size_t i, std::string const& ch) { ctx_.nodes[i]->unsubscribe(ch); },
+   };
+}
+
+void client_core::start()
+{
+   if (ctx_.config_error)
+      return;
+   if (ctx_.nodes.empty())
+      for (auto const& url : ctx_.cfg.nodes)
+         ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, *parse_url(url), ctx_.cfg));
+   for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
+      // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.
+      ctx_.nodes[i]->start([weak = weak_from_this(), i](push_event const& e) {
+         if (auto self = weak.lock())
+            self->listener_.on_push(i, e);
+      });
+   }
+}
+
+void client_core::halt()
+{
+   ctx_.stopped = true;
+   // Wake every sleeping and queued waiter: each sees `stopped` and completes.
+   listener_.wake_all();
+   queue_.close();
+}
+
+void client_core::stop()
+{
+   halt();
+   ctx_.work->close();
+   for (auto& n : ctx_.nodes)
+      n->stop();
+}
+
+asio::awaitable<error_code> client_core::close(milliseconds bound)
+{
+   halt();
+   auto& work = *ctx_.work;
+   if (work.pending() > 0) {
+      asio::steady_timer idle{ctx_.ex, bound};
+      work.on_idle(&idle);
+      // Woken when the last operation or release ends, or at the bound.
+      co_await idle.async_wait(asio::as_tuple(asio::use_awaitable));
+      work.forget_idle_waiter(&idle);
+   }
+   bool const clean = work.pending() == 0;
+   stop();
+   co_return clean ? error_code{} : error_code{asio::error::timed_out};
+}
+
+void client_core::leave_slot(std::string const& name) noexcept
+{
+   if (queue_.leave(name))
+      listener_.release(release_channel(ctx_.cfg.prefix, name));
+}
+
+lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts)
+{
+   auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence, w.start,
+                                           w.valid_until, opts);
+   if (opts.renew)
+      asio::co_spawn(ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
+                     asio::detached);
+   else
+      asio::co_spawn(ctx_.ex, expire(st), asio::detached);
+   return lease{std::move(st)};
+}
+
+asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts, bool try_only, report* diag)
+{
+   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   if (ctx_.config_error)
+      co_return lock_result{ctx_.config_error, {}};
+   if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
+      co_return lock_result{ec, {}};
+   bool const no_wait = try_only || opts.wait.count() == 0;
+   // A wait of a century is forever, and keeps the deadline from overflowing the clock.
+   auto const deadline = clock::now() + (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
+   if (no_wait && queue_.busy(name))
+      co_return lock_result{error::lock_taken, {}};  // held or contended by this process
+   // Only one coroutine per process and name contends in Redis; the others queue here. One that
+   // a local unlock hands the name to tries at once: that release has been answered, and the
+   // waiters of other processes learn of it at the same moment, from its message.
+   if (auto ec = co_await queue_.enter(name, deadline))
+      co_return lock_result{ec, {}};
+   slot_guard guard{*this, name};
+   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag);
+   if (ec)
+      co_return lock_result{ec, {}};
+   guard.kept = true;
+   co_return lock_result{error_code{}, grant(name, std::move(won), opts)};
+}
+
+asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)
+{
+   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   co_return co_await release_lease(ctx_, std::move(st), diag);
+}
+
+asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl, report* diag)
+{
+   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
+   work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   co_return co_await extend_lease(ctx_, std::move(st), ttl, diag);
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,75 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The client's owner of parts (DESIGN.md, "Components"): the nodes and what they share
+// (client_context), the in-process queue (local_queue), the release listener, and the acquire
+// engine; leases get a watchdog (watchdog.hpp). Everything here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_CLIENT_CORE_HPP
+#define LOCKSMITH_SRC_CLIENT_CORE_HPP
+
+#include "acquire_engine.hpp"
+#include "client_context.hpp"
+#include "lease_state.hpp"
+#include "local_queue.hpp"
+#include "node.hpp"
+#include "release_listener.hpp"
+
+#include <locksmith/config.hpp>
+#include <locksmith/lease.hpp>
+#include <locksmith/lock_options.hpp>
+#include <locksmith/report.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace locksmith::detail {
+
+class client_core : public std::enable_shared_from_this<client_core> {
+public:
+   client_core(boost::asio::any_io_executor ex, config cfg);
+   /// Over the given nodes instead of Redis connections made from cfg.nodes (unit tests' fake
+   /// nodes); cfg.nodes is ignored.
+   client_core(boost::asio::any_io_executor ex, config cfg, std::vector<std::shared_ptr<node>> nodes);
+
+   /// Connects the nodes (unless the config is invalid).
+   void start();
+   /// Ends every operation and stops the nodes at once; owned releases are abandoned.
+   void stop();
+   /// Ends new and waiting operations, waits until the operations in flight and the owned
+   /// releases are done, at most `bound`, then stops: success, or timed_out at the bound.
+   boost::asio::awaitable<error_code> close(std::chrono::milliseconds bound);
+
+   struct lock_result {
+      error_code ec;
+      lease held;
+   };
+   /// Validates, queues behind the process's other contenders for the name, then acquires.
+   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only, report* diag);
+   boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
+   boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag);
+
+   /// Passes the name to the next local waiter, or forgets it (and its release subscription).
+   void leave_slot(std::string const& name) noexcept;
+
+   boost::asio::any_io_executor const& executor() const noexcept { return ctx_.ex; }
+   config const& settings() const noexcept { return ctx_.cfg; }
+   error_code config_error() const noexcept { return ctx_.config_error; }
+   bool stopped() const noexcept { return ctx_.stopped; }
+
+private:
+   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts);
+   release_listener::links listener_links();
+   void halt();
+
+   client_context ctx_;
+   release_listener listener_;
+   local_queue queue_;
+   acquire_engine acquire_;
+};
+
+}  // namespace locksmith::detail
+
+#endif

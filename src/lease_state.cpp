@@ -1,0 +1,48 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "lease_state.hpp"
+
+#include "client_core.hpp"
+
+namespace locksmith::detail {
+
+lease_state::lease_state(
+   std::shared_ptr<client_core> const& c,
+   std::string n,
+   std::string t,
+   std::uint64_t f,
+   clock::time_point start,
+   clock::time_point until,
+   lock_options const& opts)
+: core{c}
+, name{std::move(n)}
+, token{std::move(t)}
+, fence{f}
+, ttl{opts.ttl}
+, drift{opts.drift}
+, renewed_at{start}
+, valid_until{until}
+, watchdog{c->executor()}
+, lost_event{c->executor(), clock::time_point::max()}
+{ }
+
+void lease_state::end(status s) noexcept
+{
+   if (st != status::held)
+      return;
+   st = s;
+   watchdog.cancel();
+   lost_event.cancel();
+   if (s != status::released)
+      leave_slot();
+}
+
+void lease_state::leave_slot() noexcept
+{
+   if (!in_slot)
+      return;
+   in_slot = false;
+   if (auto c = core.lock())
+      c->leave_slot(name);
+}
+
+}  // namespace locksmith::detail

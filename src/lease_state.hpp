@@ -1,0 +1,61 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// What a lease shares with the operations that act on it and with its watchdog. Everything
+// here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_LEASE_STATE_HPP
+#define LOCKSMITH_SRC_LEASE_STATE_HPP
+
+#include <locksmith/lock_options.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace locksmith::detail {
+
+class client_core;
+
+struct lease_state {
+   using clock = std::chrono::steady_clock;
+   enum class status { held, released, dropped, lost };
+
+   lease_state(
+      std::shared_ptr<client_core> const& core,
+      std::string name,
+      std::string token,
+      std::uint64_t fence,
+      clock::time_point start,
+      clock::time_point valid_until,
+      lock_options const& opts);
+
+   std::weak_ptr<client_core> core;
+   std::string name;
+   std::string token;
+   std::uint64_t fence = 0;
+   std::chrono::milliseconds ttl;
+   std::optional<std::chrono::milliseconds> drift;
+   clock::time_point renewed_at;  // start of the last acquire or extend that succeeded
+   clock::time_point valid_until;
+   status st = status::held;
+
+   boost::asio::steady_timer watchdog;    // the renewal loop sleeps on it; cancelled when the lease ends
+   boost::asio::steady_timer lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
+
+   bool in_slot = true;  // holds the name's place in the in-process queue
+
+   /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
+   /// it is being released, it also frees the name for the next local waiter; an unlock does that
+   /// once its release has been answered.
+   void end(status s) noexcept;
+
+   /// Frees the name for the next local waiter, once.
+   void leave_slot() noexcept;
+};
+
+}  // namespace locksmith::detail
+
+#endif

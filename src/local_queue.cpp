@@ -1,0 +1,71 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "local_queue.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <algorithm>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+
+local_queue::local_queue(asio::any_io_executor ex)
+: ex_{std::move(ex)}
+{ }
+
+asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::time_point deadline)
+{
+   if (closed_)
+      co_return asio::error::operation_aborted;
+   auto [it, first] = slots_.try_emplace(name);
+   if (first)
+      co_return error_code{};
+   asio::steady_timer wake{ex_, deadline};
+   waiter w{&wake};
+   it->second.queue.push_back(&w);
+   // Woken by leave (granted), by the deadline, by close, or by cancellation.
+   auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+   if (w.granted)
+      co_return error_code{};
+   auto& q = slots_.at(name).queue;
+   q.erase(std::find(q.begin(), q.end(), &w));
+   if (ec == asio::error::operation_aborted || closed_)
+      co_return asio::error::operation_aborted;
+   co_return error::wait_timeout;
+}
+
+bool local_queue::leave(std::string const& name) noexcept
+{
+   auto it = slots_.find(name);
+   if (it == slots_.end())
+      return false;
+   auto& s = it->second;
+   if (s.queue.empty()) {
+      bool const subscribed = s.subscribed;
+      slots_.erase(it);
+      return subscribed;
+   }
+   waiter* next = s.queue.front();
+   s.queue.pop_front();
+   next->granted = true;
+   next->wake->cancel();
+   return false;
+}
+
+bool local_queue::mark_subscribed(std::string const& name)
+{
+   auto& s = slots_.at(name);
+   bool const first = !s.subscribed;
+   s.subscribed = true;
+   return first;
+}
+
+void local_queue::close() noexcept
+{
+   closed_ = true;
+   for (auto& [name, s] : slots_)
+      for (auto* w : s.queue)
+         w->wake->cancel();
+}
+
+}  // namespace locksmith::detail

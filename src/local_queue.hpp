@@ -1,0 +1,68 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The in-process queue: one contender (or holder) per lock name and process; the others wait
+// here in FIFO order, so that only one coroutine per process contends in Redis. Everything here
+// lives on the client's executor.
+#ifndef LOCKSMITH_SRC_LOCAL_QUEUE_HPP
+#define LOCKSMITH_SRC_LOCAL_QUEUE_HPP
+
+#include <locksmith/error.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+namespace locksmith::detail {
+
+class local_queue {
+public:
+   using clock = std::chrono::steady_clock;
+
+   explicit local_queue(boost::asio::any_io_executor ex);
+
+   /// Waits until this coroutine is the name's only contender in the process (at once if nobody
+   /// has the name): success, wait_timeout at the deadline, operation_aborted on cancellation
+   /// or once the queue is closed.
+   boost::asio::awaitable<error_code> enter(std::string const& name, clock::time_point deadline);
+
+   /// Passes the name to the next waiter, or forgets it. True when it was forgotten while it
+   /// held a reference on the name's release channel (mark_subscribed): the caller drops it.
+   [[nodiscard]] bool leave(std::string const& name) noexcept;
+
+   /// True while some coroutine of the process has the name (contends for it or holds it).
+   bool busy(std::string const& name) const { return slots_.contains(name); }
+
+   /// Records that the name's contenders hold one reference on its release channel, until the
+   /// name is forgotten. True the first time: the caller takes the reference then.
+   [[nodiscard]] bool mark_subscribed(std::string const& name);
+
+   /// Wakes every waiter, which completes with operation_aborted, as does every later enter().
+   void close() noexcept;
+
+private:
+   // A queued waiter lives in the frame of the coroutine that waits in enter(), and `wake`
+   // points at a timer in that same frame. Invariant: a waiter is in a queue only while its
+   // coroutine is suspended in enter(). leave() unlinks the waiter it grants the name to before
+   // it cancels that timer; any other waiter unlinks itself as soon as its wait ends, before its
+   // frame can end. So no pointer here ever outlives what it points to.
+   struct waiter {
+      boost::asio::steady_timer* wake;
+      bool granted = false;
+   };
+   struct slot {
+      std::deque<waiter*> queue;
+      bool subscribed = false;
+   };
+
+   boost::asio::any_io_executor ex_;
+   std::unordered_map<std::string, slot> slots_;
+   bool closed_ = false;
+};
+
+}  // namespace locksmith::detail
+
+#endif

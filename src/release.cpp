@@ -1,0 +1,57 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "release.hpp"
+
+#include "calls.hpp"
+#include "verdicts.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <optional>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+
+void release_where_taken(
+   client_context& ctx,
+   std::string const& name,
+   std::string const& token,
+   fanout_result const& r,
+   std::chrono::steady_clock::time_point until)
+{
+   // A node that said taken holds someone else's key, never ours; every other one may hold ours
+   // (it said yes, failed, or had not answered when the attempt was decided).
+   std::vector<std::shared_ptr<node>> targets;
+   for (std::size_t i = 0; i < ctx.nodes.size(); ++i)
+      if (i >= r.nodes.size() || r.nodes[i].v != vote::no)
+         targets.push_back(ctx.nodes[i]);
+   if (!targets.empty())
+      start_fanout(ctx.ex, targets, release_call(ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
+                   [](error_code, fanout_result) { }, persistence{until, ctx.work});
+}
+
+asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag)
+{
+   using status = lease_state::status;
+   if (!st || (st->st != status::held && st->st != status::lost))
+      co_return error::not_held;
+   // A lost lease was left in Redis so that nobody could enter before its holder stopped
+   // working; now that the holder gives it back, release it where it is still ours.
+   bool const was_lost = st->st == status::lost;
+   st->end(status::released);
+   st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
+   // Owned until every node answered, or the key has expired by itself. (A named local: GCC 12
+   // destroys a temporary with a destructor twice when it stands in a co_await expression.)
+   auto keep = std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work}};
+   auto const call = release_call(ctx.cfg.prefix, st->name, st->token);
+   auto [ec, r] = co_await async_fanout(
+      ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout, asio::as_tuple(asio::use_awaitable), std::move(keep));
+   // Only now may the next local waiter try: sooner, it would race its own release.
+   st->leave_slot();
+   describe(r, ctx.nodes, diag);
+   if (was_lost)
+      co_return error::lease_lost;
+   co_return ec ? ec : ownership_result(r);
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,39 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// Releasing: a lease given back by its holder, and the keys that a lost, cancelled or expired
+// attempt may have taken. The client owns every release until each node answered or the key has
+// expired by itself (persistence), so nothing is lost when the caller moves on.
+#ifndef LOCKSMITH_SRC_RELEASE_HPP
+#define LOCKSMITH_SRC_RELEASE_HPP
+
+#include "client_context.hpp"
+#include "fanout.hpp"
+#include "lease_state.hpp"
+
+#include <locksmith/report.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace locksmith::detail {
+
+/// Sends release to every node that may hold the attempt's key (all but those that said taken),
+/// after a lost attempt, a cancelled one, or a won one whose validity ran out. Owned until each
+/// node answered or `until` (when the key expires by itself) has passed.
+void release_where_taken(
+   client_context& ctx,
+   std::string const& name,
+   std::string const& token,
+   fanout_result const& r,
+   std::chrono::steady_clock::time_point until);
+
+/// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
+/// released; else the release's verdict. The name passes to the next local waiter only once
+/// the release has been answered.
+boost::asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag);
+
+}  // namespace locksmith::detail
+
+#endif

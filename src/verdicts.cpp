@@ -1,0 +1,97 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "verdicts.hpp"
+
+#include <locksmith/detail/quorum.hpp>
+
+#include <algorithm>
+
+namespace locksmith::detail {
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+error_code lasting_failure(fanout_result const& r)
+{
+   std::size_t lasting = 0;
+   error_code first;
+   for (auto const& n : r.nodes)
+      if (n.reply.ec == error::auth_failed || n.reply.ec == error::tls_failed) {
+         ++lasting;
+         first = first ? first : n.reply.ec;
+      }
+   return lasting > r.nodes.size() - quorum_of(r.nodes.size()) ? first : error_code{};
+}
+
+error_code lost_reason(fanout_result const& r)
+{
+   if (auto ec = lasting_failure(r))
+      return ec;
+   if (r.count(vote::no) > 0)
+      return error::lock_taken;
+   if (r.server_error())
+      return error::unexpected_reply;
+   return error::quorum_unreachable;
+}
+
+error_code ownership_result(fanout_result const& r)
+{
+   if (r.decision == outcome::won)
+      return {};
+   auto const n = r.nodes.size();
+   if (r.count(vote::no) > n - quorum_of(n)) {
+      auto const other_owner = std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& x) {
+         return x.v == vote::no && x.own == ownership::not_owner;
+      });
+      return other_owner ? error::not_owner : error::lease_expired;
+   }
+   if (auto ec = lasting_failure(r))
+      return ec;
+   if (r.server_error())
+      return error::unexpected_reply;
+   return error::quorum_unreachable;
+}
+
+milliseconds shortest_pttl(fanout_result const& r)
+{
+   auto best = milliseconds{-1};
+   for (auto const& n : r.nodes)
+      if (n.v == vote::no && n.acquire.pttl.count() >= 0 && (best.count() < 0 || n.acquire.pttl < best))
+         best = n.acquire.pttl;
+   return best;
+}
+
+microseconds slowest_reply(fanout_result const& r)
+{
+   auto slowest = microseconds{0};
+   for (auto const& n : r.nodes)
+      if (n.v == vote::yes || n.v == vote::no)
+         slowest = std::max(slowest, std::chrono::duration_cast<microseconds>(n.reply.latency));
+   return slowest;
+}
+
+std::uint64_t highest_fence(fanout_result const& r)
+{
+   std::uint64_t f = 0;
+   for (auto const& n : r.nodes)
+      if (n.v == vote::yes)
+         f = std::max(f, static_cast<std::uint64_t>(n.acquire.fence));
+   return f;
+}
+
+void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag)
+{
+   if (!diag)
+      return;
+   diag->attempts += 1;
+   diag->nodes.resize(nodes.size());
+   for (std::size_t i = 0; i < nodes.size() && i < r.nodes.size(); ++i) {
+      auto& d = diag->nodes[i];
+      auto const& n = r.nodes[i];
+      d.node = nodes[i]->name();
+      d.vote = static_cast<node_vote>(n.v);
+      d.latency = std::chrono::duration_cast<microseconds>(n.reply.latency);
+      d.ec = n.reply.ec;
+      d.message = n.reply.server_message;
+   }
+}
+
+}  // namespace locksmith::detail

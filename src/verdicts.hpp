@@ -1,0 +1,48 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// What a decided fan-out means: pure functions of its result, tested without sockets
+// (test/unit/test_verdicts.cpp).
+#ifndef LOCKSMITH_SRC_VERDICTS_HPP
+#define LOCKSMITH_SRC_VERDICTS_HPP
+
+#include "fanout.hpp"
+
+#include <locksmith/error.hpp>
+#include <locksmith/report.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace locksmith::detail {
+
+/// auth_failed or tls_failed when the nodes that failed so are enough on their own to sink the
+/// quorum: waiting would not mend them, so the operation says so at once. Else success.
+error_code lasting_failure(fanout_result const& r);
+
+/// Why an acquire attempt was lost: a lasting failure, lock_taken when some node said taken,
+/// unexpected_reply on a server error, else quorum_unreachable.
+error_code lost_reason(fanout_result const& r);
+
+/// The outcome of a release or extend. When its quorum was not won, the key is blamed
+/// (not_owner when some node holds another token, else lease_expired) only when the nodes that
+/// found it gone or taken are enough on their own to sink the quorum: under RedLock a minority
+/// of such answers sits beside a valid lease (nodes restarted empty), and then it is the
+/// failures that lost the quorum, which a retry may mend.
+error_code ownership_result(fanout_result const& r);
+
+/// The shortest time that a holder's key had left, among the nodes that said taken (-1: none).
+std::chrono::milliseconds shortest_pttl(fanout_result const& r);
+
+/// The latency of the slowest node that answered (yes or no).
+std::chrono::microseconds slowest_reply(fanout_result const& r);
+
+/// The highest fencing token among the nodes that said yes (0: none).
+std::uint64_t highest_fence(fanout_result const& r);
+
+/// Adds the attempt's per-node results to the caller's report, if any.
+void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag);
+
+}  // namespace locksmith::detail
+
+#endif

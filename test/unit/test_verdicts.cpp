@@ -1,0 +1,115 @@
+// Unit tests of what a decided fan-out means (src/verdicts.hpp): pure functions of its result.
+#include "../../src/verdicts.hpp"
+
+#include <locksmith/error.hpp>
+
+#include <boost/asio/error.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <initializer_list>
+
+namespace {
+using namespace std::chrono_literals;
+using locksmith::error;
+using locksmith::error_code;
+using namespace locksmith::detail;
+
+// A result from one letter per node: y yes, n taken (no), f failed by timeout, a failed by
+// auth_failed, s failed by a server error, m a malformed reply, p pending.
+fanout_result votes(char const* letters, outcome decision = outcome::lost)
+{
+   fanout_result r;
+   r.decision = decision;
+   for (char const* c = letters; *c; ++c) {
+      node_result n;
+      if (*c == 'y') {
+         n.v = vote::yes;
+      } else if (*c == 'n') {
+         n.v = vote::no;
+      } else if (*c == 'f') {
+         n.v = vote::failed;
+         n.reply.ec = boost::asio::error::timed_out;
+      } else if (*c == 'a') {
+         n.v = vote::failed;
+         n.reply.ec = error::auth_failed;
+      } else if (*c == 's') {
+         n.v = vote::failed;
+         n.reply.resp = boost::redis::adapter::error{boost::redis::resp3::type::simple_error, "ERR wrong"};
+      } else if (*c == 'm') {
+         n.v = vote::failed;
+         n.malformed = true;
+      }
+      r.nodes.push_back(n);
+   }
+   return r;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(verdicts)
+
+BOOST_AUTO_TEST_CASE(an_attempt_is_lost_to_a_holder_before_anything_else_that_may_mend)
+{
+   BOOST_TEST(lost_reason(votes("ynf")) == error_code{error::lock_taken});
+   BOOST_TEST(lost_reason(votes("nnn")) == error_code{error::lock_taken});
+   BOOST_TEST(lost_reason(votes("yff")) == error_code{error::quorum_unreachable});
+   BOOST_TEST(lost_reason(votes("ymf")) == error_code{error::unexpected_reply});
+   BOOST_TEST(lost_reason(votes("f")) == error_code{error::quorum_unreachable});
+}
+
+BOOST_AUTO_TEST_CASE(refused_credentials_count_only_when_they_alone_sink_the_quorum)
+{
+   // One node of three refusing us leaves a quorum possible: the others decide.
+   BOOST_TEST(lasting_failure(votes("ayy")) == error_code{});
+   BOOST_TEST(lost_reason(votes("anf")) == error_code{error::lock_taken});
+   // Two of three refusing us: no wait can mend that.
+   BOOST_TEST(lasting_failure(votes("aay")) == error_code{error::auth_failed});
+   BOOST_TEST(lost_reason(votes("aan")) == error_code{error::auth_failed});
+   BOOST_TEST(lost_reason(votes("a")) == error_code{error::auth_failed});
+}
+
+BOOST_AUTO_TEST_CASE(a_won_release_or_extend_is_success)
+{
+   BOOST_TEST(ownership_result(votes("ynf", outcome::won)) == error_code{});
+}
+
+BOOST_AUTO_TEST_CASE(the_key_is_blamed_only_when_its_absence_alone_sinks_the_quorum)
+{
+   auto gone = votes("nny");
+   gone.nodes[0].own = gone.nodes[1].own = ownership::expired;
+   BOOST_TEST(ownership_result(gone) == error_code{error::lease_expired});
+   auto taken = votes("nny");
+   taken.nodes[0].own = ownership::expired;
+   taken.nodes[1].own = ownership::not_owner;
+   BOOST_TEST(ownership_result(taken) == error_code{error::not_owner});
+   // Two of five nodes restarted empty beside a valid lease: the failures lost the quorum.
+   auto restarted = votes("nnyff");
+   BOOST_TEST(ownership_result(restarted) == error_code{error::quorum_unreachable});
+   BOOST_TEST(ownership_result(votes("nnysf")) == error_code{error::unexpected_reply});
+   BOOST_TEST(ownership_result(votes("aanyy")) == error_code{error::quorum_unreachable});
+   BOOST_TEST(ownership_result(votes("aaany")) == error_code{error::auth_failed});
+}
+
+BOOST_AUTO_TEST_CASE(the_holders_shortest_pttl_the_slowest_answer_and_the_highest_fence)
+{
+   auto r = votes("nnyyf");
+   r.nodes[0].acquire.pttl = 900ms;
+   r.nodes[1].acquire.pttl = 300ms;
+   r.nodes[2].acquire.fence = 7;
+   r.nodes[3].acquire.fence = 9;
+   r.nodes[0].reply.latency = 2ms;
+   r.nodes[3].reply.latency = 5ms;
+   r.nodes[4].reply.latency = 50ms;  // failed: not an answer
+   BOOST_TEST(shortest_pttl(r).count() == 300);
+   BOOST_TEST(highest_fence(r) == 9u);
+   BOOST_TEST(slowest_reply(r).count() == 5000);
+   // A holder's key without a TTL (-1) gives no bound; no holder at all gives none either.
+   auto forever = votes("n");
+   forever.nodes[0].acquire.pttl = -1ms;
+   BOOST_TEST(shortest_pttl(forever).count() == -1);
+   BOOST_TEST(shortest_pttl(votes("yy")).count() == -1);
+   BOOST_TEST(highest_fence(votes("nn")) == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -39,12 +39,12 @@ error_code client::config_error() const noexcept { return core_->config_error();
 
 void client::cancel() { core_->stop(); }
 
-void client::async_lock_impl(std::string name, lock_options opts, bool try_only, report* diag, lock_handler h)
+void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
 {
    if (diag)
       *diag = report{};
    // Each completion holds the core, which the coroutine uses, until the operation is done.
-   spawn(core_->executor(), core_->lock(std::move(name), std::move(opts), try_only, diag), std::move(h),
+   spawn(core_->executor(), core_->lock(std::move(name), std::move(opts), false, diag), std::move(h),
          [core = core_](lock_handler h, std::exception_ptr e, detail::client_core::lock_result r) {
             if (e)
                return std::move(h)(code_of(e), lease{});

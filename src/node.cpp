@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include "redis_config.hpp"
 #include "tls.hpp"
 
 #include <locksmith/detail/quarantine.hpp>
@@ -16,27 +17,6 @@ namespace asio = boost::asio;
 namespace redis = boost::redis;
 
 namespace {
-
-redis::config make_redis_config(node_url const& url, config const& cfg)
-{
-   redis::config rc;
-   rc.addr = {url.host, url.port};
-   rc.use_ssl = url.tls;
-   rc.use_setup = true;
-   rc.setup.clear();
-   if (url.user.empty() && url.password.empty())
-      rc.setup.hello_setname("locksmith");
-   else
-      rc.setup.hello_setname(url.user.empty() ? "default" : url.user, url.password, "locksmith");
-   if (url.database != 0)
-      rc.setup.push("SELECT", url.database);
-   rc.connect_timeout = std::chrono::seconds{2};
-   rc.resolve_timeout = std::chrono::seconds{2};
-   rc.ssl_handshake_timeout = std::chrono::seconds{2};
-   rc.reconnect_wait_interval = cfg.reconnect_wait;
-   rc.health_check_interval = cfg.health_check_interval;
-   return rc;
-}
 
 // Keeps the last connection problem (connection refused, timeout...) so that a failed call can
 // say why, instead of only "timed out", and learns from it when credentials or TLS fail. Info

@@ -26,29 +26,22 @@ return {0, redis.call('PTTL', KEYS[1])}
 )lua";
 // (The GET above makes a key of another type fail with WRONGTYPE, not look held forever.)
 
-constexpr std::string_view release_text = R"lua(
-local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
-  return 1
-end
-if v then return 0 end
-return -1
-)lua";
+// The release and extend scripts act only where the key holds the caller's token (ARGV[1]):
+// they answer 1 when done, 0 when another token holds the key, -1 when it is gone.
+std::string owner_checked(std::string_view action)
+{
+   return "\nlocal v = redis.call('GET', KEYS[1])\nif v == ARGV[1] then\n" + std::string{action} +
+          "  return 1\nend\nif v then return 0 end\nreturn -1\n";
+}
+
+// Deletes the key and tells the waiters, with the token as the message.
+constexpr std::string_view release_action = "  redis.call('DEL', KEYS[1])\n"
+                                            "  redis.call('PUBLISH', ARGV[2], ARGV[1])\n";
 
 // The fence key is kept alive with the lock, so that however long a lease is held, the next
 // fence follows the stored one and does not rest on the server's clock alone.
-constexpr std::string_view extend_text = R"lua(
-local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
-  return 1
-end
-if v then return 0 end
-return -1
-)lua";
+constexpr std::string_view extend_action = "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+                                           "  redis.call('PEXPIRE', KEYS[2], ARGV[3])\n";
 
 using boost::redis::resp3::type;
 
@@ -85,13 +78,15 @@ script const& acquire_script()
 
 script const& release_script()
 {
-   static script const s{"release", release_text, sha1_hex(release_text)};
+   static std::string const text = owner_checked(release_action);
+   static script const s{"release", text, sha1_hex(text)};
    return s;
 }
 
 script const& extend_script()
 {
-   static script const s{"extend", extend_text, sha1_hex(extend_text)};
+   static std::string const text = owner_checked(extend_action);
+   static script const s{"extend", text, sha1_hex(text)};
    return s;
 }
 

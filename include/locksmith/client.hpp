@@ -112,8 +112,7 @@ public:
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
    auto async_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
-         lock_initiation{this}, token, std::string{name}, opts, false, nullptr);
+      return initiate_lock<CompletionToken>(token, name, opts, nullptr);
    }
 
    /// As above; `diag` receives how each node answered in the last attempt. It must outlive the
@@ -121,8 +120,7 @@ public:
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
    auto async_lock(std::string_view name, lock_options const& opts, report& diag, CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
-         lock_initiation{this}, token, std::string{name}, opts, false, &diag);
+      return initiate_lock<CompletionToken>(token, name, opts, &diag);
    }
 
    /// Takes the lock `name` if it is free, without waiting (`opts.wait` is ignored).
@@ -131,18 +129,18 @@ public:
    /// it would wait. A name that this process already holds or waits for answers lock_taken
    /// with no round trip. Cancellation: as `async_lock`.
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
-   auto async_try_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
+   auto async_try_lock(std::string_view name, lock_options opts = {}, CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
-         lock_initiation{this}, token, std::string{name}, opts, true, nullptr);
+      opts.wait = std::chrono::milliseconds{0};  // a lock that does not wait
+      return async_lock(name, opts, std::forward<CompletionToken>(token));
    }
 
    /// As above, with a report (see `async_lock`).
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
-   auto async_try_lock(std::string_view name, lock_options const& opts, report& diag, CompletionToken&& token = {})
+   auto async_try_lock(std::string_view name, lock_options opts, report& diag, CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
-         lock_initiation{this}, token, std::string{name}, opts, true, &diag);
+      opts.wait = std::chrono::milliseconds{0};
+      return async_lock(name, opts, diag, std::forward<CompletionToken>(token));
    }
 
    /// Releases the lease: deletes the key only where it still holds this lease's token, and
@@ -204,56 +202,38 @@ public:
    }
 
 private:
+   template <class CompletionToken>
+   auto initiate_lock(CompletionToken& token, std::string_view name, lock_options const& opts, report* diag)
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         lock_initiation{this}, token, std::string{name}, opts, diag);
+   }
+
    using lock_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
    using done_handler = boost::asio::any_completion_handler<void(error_code)>;
 
-   void async_lock_impl(std::string name, lock_options opts, bool try_only, report* diag, lock_handler h);
+   void async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h);
    void async_unlock_impl(lease* l, report* diag, done_handler h);
    void async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h);
    void async_close_impl(done_handler h);
 
-   // Named initiations expose get_executor(), so that asio::cancel_after works.
-   struct lock_initiation {
+   // Named initiations expose get_executor(), so that asio::cancel_after works. Each hands its
+   // arguments and the type-erased handler to the member that starts the operation.
+   template <class Erased, auto Start>
+   struct initiation {
       client* self;
       using executor_type = client::executor_type;
       executor_type get_executor() const noexcept { return self->get_executor(); }
-      template <class Handler>
-      void operator()(Handler&& h, std::string name, lock_options opts, bool try_only, report* diag) const
+      template <class Handler, class... Args>
+      void operator()(Handler&& h, Args&&... args) const
       {
-         self->async_lock_impl(std::move(name), std::move(opts), try_only, diag, lock_handler{std::forward<Handler>(h)});
+         (self->*Start)(std::forward<Args>(args)..., Erased{std::forward<Handler>(h)});
       }
    };
-   struct unlock_initiation {
-      client* self;
-      using executor_type = client::executor_type;
-      executor_type get_executor() const noexcept { return self->get_executor(); }
-      template <class Handler>
-      void operator()(Handler&& h, lease* l, report* diag) const
-      {
-         self->async_unlock_impl(l, diag, done_handler{std::forward<Handler>(h)});
-      }
-   };
-   struct extend_initiation {
-      client* self;
-      using executor_type = client::executor_type;
-      executor_type get_executor() const noexcept { return self->get_executor(); }
-      template <class Handler>
-      void operator()(Handler&& h, lease* l, std::chrono::milliseconds ttl, report* diag) const
-      {
-         self->async_extend_impl(l, ttl, diag, done_handler{std::forward<Handler>(h)});
-      }
-   };
-
-   struct close_initiation {
-      client* self;
-      using executor_type = client::executor_type;
-      executor_type get_executor() const noexcept { return self->get_executor(); }
-      template <class Handler>
-      void operator()(Handler&& h) const
-      {
-         self->async_close_impl(done_handler{std::forward<Handler>(h)});
-      }
-   };
+   using lock_initiation = initiation<lock_handler, &client::async_lock_impl>;
+   using unlock_initiation = initiation<done_handler, &client::async_unlock_impl>;
+   using extend_initiation = initiation<done_handler, &client::async_extend_impl>;
+   using close_initiation = initiation<done_handler, &client::async_close_impl>;
 
    std::shared_ptr<detail::client_core> core_;
 };

@@ -1,0 +1,27 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "redis_config.hpp"
+
+namespace locksmith::detail {
+
+boost::redis::config make_redis_config(node_url const& url, config const& cfg, std::string const& client_name)
+{
+   boost::redis::config rc;
+   rc.addr = {url.host, url.port};
+   rc.use_ssl = url.tls;
+   rc.use_setup = true;
+   rc.setup.clear();
+   if (url.user.empty() && url.password.empty())
+      rc.setup.hello_setname(client_name);
+   else
+      rc.setup.hello_setname(url.user.empty() ? "default" : url.user, url.password, client_name);
+   if (url.database != 0)
+      rc.setup.push("SELECT", url.database);
+   rc.connect_timeout = std::chrono::seconds{2};
+   rc.resolve_timeout = std::chrono::seconds{2};
+   rc.ssl_handshake_timeout = std::chrono::seconds{2};
+   rc.reconnect_wait_interval = cfg.reconnect_wait;
+   rc.health_check_interval = cfg.health_check_interval;
+   return rc;
+}
+
+}  // namespace locksmith::detail

@@ -12,17 +12,7 @@
 //   locksmith-chaos --duration 60s
 //   locksmith-chaos --nodes 5 --processes 4 --coroutines 8 --names 8 --duration 10m
 #include "../server.hpp"
-
-#include <locksmith/locksmith.hpp>
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/redis/connection.hpp>
+#include "worker.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -30,7 +20,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -40,134 +29,13 @@
 #include <vector>
 
 namespace {
-namespace asio = boost::asio;
-namespace redis = boost::redis;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 using locksmith::bench::blocking_command;
 using locksmith::bench::redis_process;
-
-struct options {
-   int nodes = 5, processes = 4, coroutines = 8, names = 8;
-   int seconds = 60;
-   int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
-   bool restarts = true;
-};
-
-constexpr std::size_t max_stamps = 4096;
-
-// Shared by the harness and its forked workers (an anonymous shared mapping).
-struct shared_block {
-   std::atomic<bool> stop{false};
-   std::atomic<long> cycles{0}, overlaps{0}, stale_writes{0}, leases_lost{0}, hangs{0};
-   std::atomic<long> lock_errors{0}, unlock_errors{0}, resource_errors{0};
-   std::atomic<long> min_loss_slack_us{1'000'000'000};
-   std::atomic<std::size_t> overlap_count{0}, restart_count{0};
-   std::atomic<std::int64_t> overlap_at[max_stamps];  // steady ns of each overlap
-   std::atomic<std::int64_t> restart_at[max_stamps];  // steady ns of each kill -9 + restart
-};
-
-std::int64_t now_ns() { return clock_type::now().time_since_epoch().count(); }
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
-
-// The resource: an occupancy counter per name, and a register that takes only rising fences.
-constexpr char const* enter_script = "return redis.call('INCR', KEYS[1])";
-constexpr char const* leave_script = "return redis.call('DECR', KEYS[1])";
-constexpr char const* fenced_write = R"(
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > last then redis.call('SET', KEYS[1], ARGV[1]) return 1 end
-return 0)";
-
-asio::awaitable<long long> eval(redis::connection& conn, char const* script, std::string const& key, std::string arg = {})
-{
-   redis::request req;
-   if (arg.empty())
-      req.push("EVAL", script, 1, key);
-   else
-      req.push("EVAL", script, 1, key, arg);
-   redis::response<long long> resp;
-   auto [ec, n] = co_await conn.async_exec(req, resp, asio::as_tuple(asio::use_awaitable));
-   if (ec || !std::get<0>(resp).has_value())
-      co_return -1;
-   co_return std::get<0>(resp).value();
-}
-
-asio::awaitable<void> worker(options const& o, locksmith::client& locks, redis::connection& resource, shared_block& shm,
-                             unsigned seed)
-{
-   std::mt19937 rng{seed};
-   asio::steady_timer hold{co_await asio::this_coro::executor};
-   auto const opts = locksmith::lock_options{.ttl = std::chrono::milliseconds{o.ttl_ms},
-                                             .wait = std::chrono::milliseconds{o.wait_ms}};
-   while (!shm.stop.load()) {
-      auto const name = "n" + std::to_string(rng() % static_cast<unsigned>(o.names));
-      auto const t0 = clock_type::now();
-      auto [ec, l] = co_await locks.async_lock(name, opts, tuple);
-      if (clock_type::now() - t0 > opts.wait + 1s)
-         ++shm.hangs;
-      if (ec) {
-         ++shm.lock_errors;
-         continue;
-      }
-      auto const occupancy = co_await eval(resource, enter_script, "occ:" + name);
-      if (occupancy > 1) {
-         ++shm.overlaps;
-         auto const i = shm.overlap_count++;
-         if (i < max_stamps)
-            shm.overlap_at[i] = now_ns();
-      }
-      auto const wrote = co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
-      if (wrote == 0)
-         ++shm.stale_writes;
-      if (occupancy < 0 || wrote < 0)
-         ++shm.resource_errors;
-      hold.expires_after(std::chrono::microseconds{rng() % 1000});
-      co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
-      if (co_await eval(resource, leave_script, "occ:" + name) < 0)
-         ++shm.resource_errors;
-      if (l.lost()) {
-         ++shm.leases_lost;
-         auto const slack = std::chrono::duration_cast<std::chrono::microseconds>(l.valid_until() - clock_type::now());
-         for (auto m = shm.min_loss_slack_us.load(); slack.count() < m && !shm.min_loss_slack_us.compare_exchange_weak(m, slack.count());) {
-         }
-      }
-      auto [uec] = co_await locks.async_unlock(l, tuple);
-      if (uec && uec != locksmith::error::lease_lost)
-         ++shm.unlock_errors;
-      ++shm.cycles;
-   }
-}
-
-// One worker process: its own client (connections, local queue), C coroutines.
-int run_worker_process(options const& o, std::vector<std::string> const& nodes, std::string const& resource_url,
-                       shared_block& shm, int index)
-{
-   asio::io_context ioc{1};
-   locksmith::config cfg{.nodes = nodes, .prefix = "chaos:",
-                         .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms}};
-   locksmith::client locks{ioc.get_executor(), cfg};
-   redis::connection resource{ioc, redis::logger{redis::logger::level::err}};
-   redis::config rc;
-   rc.addr.port = resource_url.substr(resource_url.rfind(':') + 1);
-   resource.async_run(rc, asio::detached);
-   int running = o.coroutines;
-   for (int i = 0; i < o.coroutines; ++i)
-      asio::co_spawn(ioc, worker(o, locks, resource, shm, static_cast<unsigned>(index * 1000 + i) ^ std::random_device{}()),
-                     [&](std::exception_ptr e) {
-                        if (e)
-                           ++shm.lock_errors;
-                        if (--running > 0)
-                           return;
-                        // Every worker is done: finish what the client owns, then stop.
-                        locks.async_close([&](locksmith::error_code) {
-                           resource.cancel();
-                           ioc.stop();
-                        });
-                     });
-   ioc.run();
-   return 0;
-}
+using locksmith::bench::shared_block;
+using locksmith::bench::max_stamps;
+using locksmith::bench::now_ns;
 
 // One fault, finished before the next: the lock keeps a quorum throughout.
 void inject(std::mt19937& rng, std::vector<std::unique_ptr<redis_process>>& nodes, shared_block& shm, bool restarts,
@@ -225,7 +93,7 @@ long subscribed_clients(std::string const& url)
 
 int main(int argc, char** argv)
 {
-   options o;
+   locksmith::bench::chaos_options o;
    std::string duration = "60s";
    CLI::App app{"locksmith-chaos: mutual exclusion under random faults, on redis-servers of its own"};
    app.add_option("--nodes", o.nodes, "lock nodes to start (default 5)")->check(CLI::Range(1, 15));
@@ -270,7 +138,7 @@ int main(int argc, char** argv)
    for (int p = 0; p < o.processes; ++p) {
       pid_t const pid = ::fork();
       if (pid == 0)
-         ::_exit(run_worker_process(o, urls, resource->url(), *shm, p));
+         ::_exit(locksmith::bench::run_worker_process(o, urls, resource->url(), *shm, p));
       workers.push_back(pid);
    }
    auto const t0 = clock_type::now();

@@ -5,9 +5,11 @@
 // 0.1-1.5 s, CLIENT KILL TYPE normal and TYPE pubsub, and kill -9 with an empty restart. Each
 // holder counts itself into an occupancy counter on the resource (a second holder is an overlap)
 // and makes a write that the resource accepts only with a fencing token above the last one it
-// saw. At the end it checks every node for lock keys left behind and subscriptions left over,
-// prints one JSON summary, and exits 1 on an overlap outside a restart's window, a hang, an
-// orphan key, a leftover subscription or a crashed worker (2 when it could not run).
+// saw. Each holder also waits for its lease's loss signal and measures there how much of the
+// lease's validity is left. At the end it checks every node for lock keys left behind and
+// subscriptions left over, prints one JSON summary, and exits 1 on an overlap outside a restart's
+// window, a loss signalled after valid_until, a hang, an orphan key, a leftover subscription or a
+// crashed worker (2 when it could not run).
 //
 //   locksmith-chaos --duration 60s
 //   locksmith-chaos --nodes 5 --processes 4 --coroutines 8 --names 8 --duration 10m
@@ -188,14 +190,14 @@ int main(int argc, char** argv)
       "{\"scenario\":\"chaos\",\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,\"names\":%d,\"seconds\":%.1f,"
       "\"cycles\":%ld,\"cycles_per_s\":%.0f,\"overlaps\":%ld,\"overlaps_near_restart\":%ld,"
       "\"overlaps_without_restart\":%ld,\"stale_writes_rejected\":%ld,\"leases_lost\":%ld,"
-      "\"min_loss_slack_us\":%ld,\"hangs\":%ld,\"lock_errors\":%ld,\"unlock_errors\":%ld,\"resource_errors\":%ld,"
+      "\"min_loss_slack_us\":%ld,\"negative_loss_slack\":%ld,\"hangs\":%ld,\"lock_errors\":%ld,\"unlock_errors\":%ld,\"resource_errors\":%ld,"
       "\"orphan_keys\":%ld,\"leftover_subscriptions\":%ld,\"crashed_workers\":%ld,"
       "\"faults\":{\"sigstop\":%ld,\"kill_normal\":%ld,\"kill_pubsub\":%ld,\"restart\":%ld},\"netem\":\"skipped\"}\n",
       o.nodes, o.processes, o.coroutines, o.names, elapsed, shm->cycles.load(), shm->cycles.load() / elapsed,
       shm->overlaps.load(), near_restart, without_restart, shm->stale_writes.load(), shm->leases_lost.load(),
-      shm->leases_lost.load() > 0 ? shm->min_loss_slack_us.load() : 0L, shm->hangs.load(), shm->lock_errors.load(),
+      shm->leases_lost.load() > 0 ? shm->min_loss_slack_us.load() : 0L, shm->negative_loss_slack.load(), shm->hangs.load(), shm->lock_errors.load(),
       shm->unlock_errors.load(), shm->resource_errors.load(), orphans, leftover, crashed, faults[0], faults[1],
       faults[2], faults[3]);
-   bool const failed = without_restart > 0 || shm->hangs > 0 || orphans != 0 || leftover != 0 || crashed > 0;
+   bool const failed = without_restart > 0 || shm->negative_loss_slack > 0 || shm->hangs > 0 || orphans != 0 || leftover != 0 || crashed > 0;
    return failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/redis/connection.hpp>
 
+#include <memory>
 #include <random>
 
 namespace locksmith::bench {
@@ -45,11 +46,68 @@ asio::awaitable<long long> eval(redis::connection& conn, char const* script, std
    co_return std::get<0>(resp).value();
 }
 
+void record_loss(shared_block& shm, clock_type::duration left)
+{
+   auto const slack = std::chrono::duration_cast<std::chrono::microseconds>(left).count();
+   ++shm.leases_lost;
+   if (slack < 0)
+      ++shm.negative_loss_slack;
+   for (auto m = shm.min_loss_slack_us.load();
+        slack < m && !shm.min_loss_slack_us.compare_exchange_weak(m, slack);) {
+   }
+}
+
+// Watches one lease at a time for the loss signal (lease::async_wait_lost), and records there how
+// much of the lease's validity was left: the watchdog must signal a loss before valid_until.
+class loss_watch {
+public:
+   loss_watch(asio::any_io_executor ex, shared_block& shm)
+   : st_{std::make_shared<state>(asio::steady_timer{ex})}, shm_{shm}
+   { }
+   // Should the worker's frame go first (an exception), a wait still pending reads no lease.
+   ~loss_watch() { st_->lease = nullptr; }
+   loss_watch(loss_watch const&) = delete;
+   loss_watch& operator=(loss_watch const&) = delete;
+
+   // `l` must live until finish() has returned.
+   void start(locksmith::lease& l)
+   {
+      st_->lease = &l;
+      st_->pending = true;
+      st_->done.expires_at(clock_type::time_point::max());
+      l.async_wait_lost([st = st_, &shm = shm_](locksmith::error_code ec) {
+         if (!ec && st->lease)
+            record_loss(shm, st->lease->valid_until() - clock_type::now());
+         st->pending = false;
+         st->done.cancel();
+      });
+   }
+
+   // Once the lease was released (the wait then completes with operation_aborted) or lost.
+   asio::awaitable<void> finish()
+   {
+      if (st_->pending)
+         co_await st_->done.async_wait(asio::as_tuple(asio::use_awaitable));
+      st_->lease = nullptr;
+   }
+
+private:
+   struct state {
+      asio::steady_timer done;  // cancelled when the wait has completed
+      locksmith::lease* lease = nullptr;
+      bool pending = false;
+   };
+   std::shared_ptr<state> st_;
+   shared_block& shm_;
+};
+
 asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks, redis::connection& resource, shared_block& shm,
                              unsigned seed)
 {
    std::mt19937 rng{seed};
-   asio::steady_timer hold{co_await asio::this_coro::executor};
+   auto const ex = co_await asio::this_coro::executor;
+   asio::steady_timer hold{ex};
+   loss_watch watch{ex, shm};
    auto const opts = locksmith::lock_options{.ttl = std::chrono::milliseconds{o.ttl_ms},
                                              .wait = std::chrono::milliseconds{o.wait_ms}};
    while (!shm.stop.load()) {
@@ -62,6 +120,7 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks, r
          ++shm.lock_errors;
          continue;
       }
+      watch.start(l);
       auto const occupancy = co_await eval(resource, enter_script, "occ:" + name);
       if (occupancy > 1) {
          ++shm.overlaps;
@@ -78,15 +137,11 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks, r
       co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
       if (co_await eval(resource, leave_script, "occ:" + name) < 0)
          ++shm.resource_errors;
-      if (l.lost()) {
-         ++shm.leases_lost;
-         auto const slack = std::chrono::duration_cast<std::chrono::microseconds>(l.valid_until() - clock_type::now());
-         for (auto m = shm.min_loss_slack_us.load(); slack.count() < m && !shm.min_loss_slack_us.compare_exchange_weak(m, slack.count());) {
-         }
-      }
       auto [uec] = co_await locks.async_unlock(l, tuple);
       if (uec && uec != locksmith::error::lease_lost)
          ++shm.unlock_errors;
+      // The watch reads the lease when it fires: keep the lease until the wait has completed.
+      co_await watch.finish();
       ++shm.cycles;
    }
 }

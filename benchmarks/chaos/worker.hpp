@@ -27,7 +27,8 @@ struct shared_block {
    std::atomic<bool> stop{false};
    std::atomic<long> cycles{0}, overlaps{0}, stale_writes{0}, leases_lost{0}, hangs{0};
    std::atomic<long> lock_errors{0}, unlock_errors{0}, resource_errors{0};
-   std::atomic<long> min_loss_slack_us{1'000'000'000};
+   std::atomic<long> min_loss_slack_us{1'000'000'000};  // at the loss signal, to valid_until
+   std::atomic<long> negative_loss_slack{0};             // losses signalled after valid_until
    std::atomic<std::size_t> overlap_count{0}, restart_count{0};
    std::atomic<std::int64_t> overlap_at[max_stamps];  // steady ns of each overlap
    std::atomic<std::int64_t> restart_at[max_stamps];  // steady ns of each kill -9 + restart

@@ -2,6 +2,7 @@
 #include "worker.hpp"
 
 #include <locksmith/locksmith.hpp>
+#include <locksmith/detail/url.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -158,7 +159,10 @@ int run_worker_process(chaos_options const& o, std::vector<std::string> const& n
    locksmith::client locks{ioc.get_executor(), cfg};
    redis::connection resource{ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
-   rc.addr.port = resource_url.substr(resource_url.rfind(':') + 1);
+   auto const where = locksmith::detail::parse_url(resource_url);
+   if (!where)
+      return 2;
+   rc.addr = {where->host, where->port};
    resource.async_run(rc, asio::detached);
    int running = o.coroutines;
    for (int i = 0; i < o.coroutines; ++i)

@@ -17,7 +17,7 @@ struct chaos_options {
    int nodes = 5, processes = 4, coroutines = 8, names = 8;
    int seconds = 60;
    int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
-   bool restarts = true;
+   bool restarts = true, delay = true;
 };
 
 constexpr std::size_t max_stamps = 4096;

@@ -206,7 +206,8 @@ std::optional<double> process_cpu_ms(pid_t pid)
    return static_cast<double>(utime + stime) * 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-redis_process::redis_process()
+redis_process::redis_process(std::string also_bind)
+: also_bind_{std::move(also_bind)}
 {
    for (int attempt = 0; attempt < 10; ++attempt)
       if (try_start())
@@ -224,6 +225,10 @@ bool redis_process::try_start(int port_wanted)
 {
    port_ = port_wanted != 0 ? port_wanted : pick_free_port();
    auto const port = std::to_string(port_);
+   std::vector<char const*> argv{"redis-server", "--port", port.c_str(), "--bind", "127.0.0.1"};
+   if (!also_bind_.empty())
+      argv.insert(argv.end(), {also_bind_.c_str(), "--protected-mode", "no"});
+   argv.insert(argv.end(), {"--save", "", "--appendonly", "no", nullptr});
    pid_t const parent = ::getpid();
    pid_ = ::fork();
    if (pid_ < 0)
@@ -236,8 +241,7 @@ bool redis_process::try_start(int port_wanted)
       ::dup2(devnull, STDIN_FILENO);
       ::dup2(devnull, STDOUT_FILENO);
       ::dup2(devnull, STDERR_FILENO);
-      ::execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
-               "--save", "", "--appendonly", "no", static_cast<char*>(nullptr));
+      ::execvp(argv[0], const_cast<char* const*>(argv.data()));
       ::_exit(127);
    }
    auto const deadline = std::chrono::steady_clock::now() + 5s;

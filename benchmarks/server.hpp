@@ -19,12 +19,15 @@ namespace locksmith::bench {
 /// harness (PR_SET_PDEATHSIG). Throws std::runtime_error when it cannot be started.
 class redis_process {
 public:
-   redis_process();
+   /// `also_bind`: one more local address to listen on, for clients that are not on loopback
+   /// (protected mode is then off); empty for none.
+   explicit redis_process(std::string also_bind = {});
    ~redis_process();
    redis_process(redis_process const&) = delete;
    redis_process& operator=(redis_process const&) = delete;
 
    std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+   int port() const { return port_; }
    pid_t pid() const { return pid_; }
 
    /// Freezes the server (SIGSTOP), as a hung node: the kernel still accepts its connections and
@@ -43,6 +46,7 @@ private:
    bool try_start(int port = 0);
    void stop() noexcept;
 
+   std::string also_bind_;
    int port_ = 0;
    pid_t pid_ = -1;
 };

@@ -2,211 +2,243 @@
 // locksmith-chaos: mutual exclusion under faults that a user can run. It starts N redis-servers
 // (the lock's nodes) and one more as the guarded resource, forks P worker processes of C
 // coroutines each on K names, and meanwhile injects faults at random, one at a time: SIGSTOP for
-// 0.1-1.5 s, CLIENT KILL TYPE normal and TYPE pubsub, and kill -9 with an empty restart. Each
+// 0.1-1.5 s, CLIENT KILL TYPE normal and TYPE pubsub, kill -9 with an empty restart, and network
+// delay of 5-300 ms for 0.3-2 s on one node (tc netem in a network namespace of its own when it
+// runs as root on a kernel that has netem, else a TCP proxy in front of each node). Each
 // holder counts itself into an occupancy counter on the resource (a second holder is an overlap)
 // and makes a write that the resource accepts only with a fencing token above the last one it
-// saw. At the end it checks every node for lock keys left behind and subscriptions left over,
-// prints one JSON summary, and exits 1 on an overlap outside a restart's window, a hang, an
-// orphan key, a leftover subscription or a crashed worker (2 when it could not run).
+// saw. Each holder also waits for its lease's loss signal and measures there how much of the
+// lease's validity is left. At the end it checks every node for lock keys left behind and
+// subscriptions left over, prints one JSON summary, and exits 1 on an overlap outside a restart's
+// window, a loss signalled after valid_until, a hang, an orphan key, a leftover subscription or a
+// crashed worker (2 when it could not run, or was interrupted).
 //
 //   locksmith-chaos --duration 60s
 //   locksmith-chaos --nodes 5 --processes 4 --coroutines 8 --names 8 --duration 10m
 #include "../server.hpp"
-
-#include <locksmith/locksmith.hpp>
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/redis/connection.hpp>
+#include "delay_proxy.hpp"
+#include "netem.hpp"
+#include "worker.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <array>
+#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace {
-namespace asio = boost::asio;
-namespace redis = boost::redis;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 using locksmith::bench::blocking_command;
+using locksmith::bench::chaos_options;
+using locksmith::bench::delay_proxies;
+using locksmith::bench::max_stamps;
+using locksmith::bench::netem_net;
+using locksmith::bench::now_ns;
 using locksmith::bench::redis_process;
+using locksmith::bench::shared_block;
 
-struct options {
-   int nodes = 5, processes = 4, coroutines = 8, names = 8;
-   int seconds = 60;
-   int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
-   bool restarts = true;
-};
-
-constexpr std::size_t max_stamps = 4096;
-
-// Shared by the harness and its forked workers (an anonymous shared mapping).
-struct shared_block {
-   std::atomic<bool> stop{false};
-   std::atomic<long> cycles{0}, overlaps{0}, stale_writes{0}, leases_lost{0}, hangs{0};
-   std::atomic<long> lock_errors{0}, unlock_errors{0}, resource_errors{0};
-   std::atomic<long> min_loss_slack_us{1'000'000'000};
-   std::atomic<std::size_t> overlap_count{0}, restart_count{0};
-   std::atomic<std::int64_t> overlap_at[max_stamps];  // steady ns of each overlap
-   std::atomic<std::int64_t> restart_at[max_stamps];  // steady ns of each kill -9 + restart
-};
-
-std::int64_t now_ns() { return clock_type::now().time_since_epoch().count(); }
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
-
-// The resource: an occupancy counter per name, and a register that takes only rising fences.
-constexpr char const* enter_script = "return redis.call('INCR', KEYS[1])";
-constexpr char const* leave_script = "return redis.call('DECR', KEYS[1])";
-constexpr char const* fenced_write = R"(
-local last = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > last then redis.call('SET', KEYS[1], ARGV[1]) return 1 end
-return 0)";
-
-asio::awaitable<long long> eval(redis::connection& conn, char const* script, std::string const& key, std::string arg = {})
+enum class fault
 {
-   redis::request req;
-   if (arg.empty())
-      req.push("EVAL", script, 1, key);
-   else
-      req.push("EVAL", script, 1, key, arg);
-   redis::response<long long> resp;
-   auto [ec, n] = co_await conn.async_exec(req, resp, asio::as_tuple(asio::use_awaitable));
-   if (ec || !std::get<0>(resp).has_value())
-      co_return -1;
-   co_return std::get<0>(resp).value();
+   sigstop,
+   kill_normal,
+   kill_pubsub,
+   restart,
+   delay
+};
+using fault_counts = std::array<long, 5>;
+
+volatile std::sig_atomic_t interrupted = 0;
+
+void on_signal(int)
+{
+   interrupted = 1;
 }
 
-asio::awaitable<void> worker(options const& o, locksmith::client& locks, redis::connection& resource, shared_block& shm,
-                             unsigned seed)
+// What a run sets up. Torn down in reverse on every path, so the network namespace goes too.
+struct harness {
+   std::unique_ptr<netem_net> net;
+   std::string netem = "skipped: --no-delay"; // "on", or why not
+   std::vector<std::unique_ptr<redis_process>> nodes;
+   std::unique_ptr<redis_process> resource;
+   std::unique_ptr<delay_proxies> proxies;
+   std::vector<std::string> worker_nodes; // where the workers reach the nodes and the resource
+   std::string worker_resource;
+   std::vector<pid_t> workers; // not reaped yet
+
+   ~harness()
+   {
+      for (auto pid : workers) {
+         ::kill(pid, SIGKILL);
+         ::waitpid(pid, nullptr, 0);
+      }
+   }
+
+   char const* delay_via() const { return net ? "netem" : proxies ? "proxy" : "off"; }
+
+   void set_delay(std::size_t node, std::chrono::microseconds d)
+   {
+      if (net && !net->set_delay(node, d))
+         std::cerr << "locksmith-chaos: tc could not change the netem delay of node " << node
+                   << "\n";
+      if (proxies)
+         proxies->set_delay(node, d);
+   }
+};
+
+// Delay faults go through netem where it can be used, else through the proxies.
+void choose_delay(chaos_options const& o, harness& h)
 {
-   std::mt19937 rng{seed};
-   asio::steady_timer hold{co_await asio::this_coro::executor};
-   auto const opts = locksmith::lock_options{.ttl = std::chrono::milliseconds{o.ttl_ms},
-                                             .wait = std::chrono::milliseconds{o.wait_ms}};
-   while (!shm.stop.load()) {
-      auto const name = "n" + std::to_string(rng() % static_cast<unsigned>(o.names));
-      auto const t0 = clock_type::now();
-      auto [ec, l] = co_await locks.async_lock(name, opts, tuple);
-      if (clock_type::now() - t0 > opts.wait + 1s)
-         ++shm.hangs;
-      if (ec) {
-         ++shm.lock_errors;
-         continue;
-      }
-      auto const occupancy = co_await eval(resource, enter_script, "occ:" + name);
-      if (occupancy > 1) {
-         ++shm.overlaps;
-         auto const i = shm.overlap_count++;
-         if (i < max_stamps)
-            shm.overlap_at[i] = now_ns();
-      }
-      auto const wrote = co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
-      if (wrote == 0)
-         ++shm.stale_writes;
-      if (occupancy < 0 || wrote < 0)
-         ++shm.resource_errors;
-      hold.expires_after(std::chrono::microseconds{rng() % 1000});
-      co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
-      if (co_await eval(resource, leave_script, "occ:" + name) < 0)
-         ++shm.resource_errors;
-      if (l.lost()) {
-         ++shm.leases_lost;
-         auto const slack = std::chrono::duration_cast<std::chrono::microseconds>(l.valid_until() - clock_type::now());
-         for (auto m = shm.min_loss_slack_us.load(); slack.count() < m && !shm.min_loss_slack_us.compare_exchange_weak(m, slack.count());) {
-         }
-      }
-      auto [uec] = co_await locks.async_unlock(l, tuple);
-      if (uec && uec != locksmith::error::lease_lost)
-         ++shm.unlock_errors;
-      ++shm.cycles;
+   if (!o.delay)
+      return;
+   std::string why;
+   h.net = netem_net::open(o.nodes + 1, why); // one pair more for the resource, never delayed
+   h.netem = h.net ? "on" : "skipped: " + why;
+   if (!h.net)
+      std::cerr << "locksmith-chaos: netem skipped (" << why
+                << "); delay faults go through a TCP proxy in front of each node\n";
+}
+
+void start_servers(chaos_options const& o, harness& h)
+{
+   auto const address = [&](int i) { return h.net ? h.net->host_address(i) : std::string{}; };
+   for (int i = 0; i < o.nodes; ++i)
+      h.nodes.push_back(std::make_unique<redis_process>(address(i)));
+   h.resource = std::make_unique<redis_process>(address(o.nodes));
+   // With netem the workers are in the namespace, and reach each server over its veth pair.
+   auto const seen_by_workers = [&](redis_process const& p, int i) {
+      return h.net ? "redis://" + address(i) + ":" + std::to_string(p.port()) : p.url();
+   };
+   for (int i = 0; i < o.nodes; ++i)
+      h.worker_nodes.push_back(seen_by_workers(*h.nodes[i], i));
+   h.worker_resource = seen_by_workers(*h.resource, o.nodes);
+   if (o.delay && !h.net) {
+      h.proxies = std::make_unique<delay_proxies>(h.worker_nodes);
+      h.worker_nodes = h.proxies->urls();
    }
 }
 
-// One worker process: its own client (connections, local queue), C coroutines.
-int run_worker_process(options const& o, std::vector<std::string> const& nodes, std::string const& resource_url,
-                       shared_block& shm, int index)
+void fork_workers(chaos_options const& o, harness& h, shared_block& shm)
 {
-   asio::io_context ioc{1};
-   locksmith::config cfg{.nodes = nodes, .prefix = "chaos:",
-                         .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms}};
-   locksmith::client locks{ioc.get_executor(), cfg};
-   redis::connection resource{ioc, redis::logger{redis::logger::level::err}};
-   redis::config rc;
-   rc.addr.port = resource_url.substr(resource_url.rfind(':') + 1);
-   resource.async_run(rc, asio::detached);
-   int running = o.coroutines;
-   for (int i = 0; i < o.coroutines; ++i)
-      asio::co_spawn(ioc, worker(o, locks, resource, shm, static_cast<unsigned>(index * 1000 + i) ^ std::random_device{}()),
-                     [&](std::exception_ptr e) {
-                        if (e)
-                           ++shm.lock_errors;
-                        if (--running > 0)
-                           return;
-                        // Every worker is done: finish what the client owns, then stop.
-                        locks.async_close([&](locksmith::error_code) {
-                           resource.cancel();
-                           ioc.stop();
-                        });
-                     });
-   ioc.run();
-   return 0;
+   pid_t const harness_pid = ::getpid();
+   for (int p = 0; p < o.processes; ++p) {
+      pid_t const pid = ::fork();
+      if (pid < 0)
+         throw std::runtime_error("fork failed");
+      if (pid == 0) {
+         // A worker dies with the harness, and leaves Ctrl-C to it: the harness stops it.
+         if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != harness_pid)
+            ::_exit(3);
+         std::signal(SIGINT, SIG_IGN);
+         std::signal(SIGTERM, SIG_DFL);
+         if (h.net && !h.net->enter())
+            ::_exit(3);
+         ::_exit(
+             locksmith::bench::run_worker_process(o, h.worker_nodes, h.worker_resource, shm, p));
+      }
+      h.workers.push_back(pid);
+   }
+   // Its thread only now: a fork() copies only the thread that calls it.
+   if (h.proxies)
+      h.proxies->start();
 }
 
 // One fault, finished before the next: the lock keeps a quorum throughout.
-void inject(std::mt19937& rng, std::vector<std::unique_ptr<redis_process>>& nodes, shared_block& shm, bool restarts,
-            long counts[4])
+void inject(std::mt19937& rng, harness& h, shared_block& shm, std::vector<fault> const& kinds,
+            fault_counts& counts)
 {
-   auto& n = *nodes[rng() % nodes.size()];
-   switch (rng() % (restarts ? 4 : 3)) {
-   case 0:
+   auto const node = rng() % h.nodes.size();
+   auto& n = *h.nodes[node];
+   auto const kind = kinds[rng() % kinds.size()];
+   switch (kind) {
+   case fault::sigstop:
       n.pause();
       std::this_thread::sleep_for(std::chrono::milliseconds{100 + rng() % 1400});
       n.resume();
-      ++counts[0];
       break;
-   case 1:
+   case fault::kill_normal:
       blocking_command(n.url(), {"CLIENT", "KILL", "TYPE", "normal"});
-      ++counts[1];
       break;
-   case 2:
+   case fault::kill_pubsub:
       blocking_command(n.url(), {"CLIENT", "KILL", "TYPE", "pubsub"});
-      ++counts[2];
       break;
-   default: {
+   case fault::restart: {
       auto const i = shm.restart_count++;
       if (i < max_stamps)
          shm.restart_at[i] = now_ns();
       n.restart();
-      ++counts[3];
+      break;
    }
+   case fault::delay:
+      h.set_delay(node, std::chrono::milliseconds{5 + rng() % 296});
+      std::this_thread::sleep_for(std::chrono::milliseconds{300 + rng() % 1701});
+      h.set_delay(node, 0us);
+      break;
    }
+   ++counts[static_cast<std::size_t>(kind)];
+}
+
+fault_counts run_faults(chaos_options const& o, harness& h, shared_block& shm)
+{
+   std::vector<fault> kinds{fault::sigstop, fault::kill_normal, fault::kill_pubsub};
+   if (o.restarts)
+      kinds.push_back(fault::restart);
+   if (h.net || h.proxies)
+      kinds.push_back(fault::delay);
+   auto const t0 = clock_type::now();
+   std::mt19937 rng{std::random_device{}()};
+   fault_counts counts{};
+   while (!interrupted && clock_type::now() - t0 < std::chrono::seconds{o.seconds}) {
+      std::this_thread::sleep_for(std::chrono::milliseconds{200 + rng() % 600});
+      inject(rng, h, shm, kinds, counts);
+   }
+   if (interrupted)
+      std::cerr << "locksmith-chaos: interrupted, stopping early\n";
+   return counts;
+}
+
+// Waits for each worker, and counts those that did not exit cleanly. One still running after the
+// wait + 20 s is killed and counts as a hang too.
+long reap_workers(chaos_options const& o, harness& h, shared_block& shm)
+{
+   long crashed = 0;
+   for (auto pid : h.workers) {
+      int status = 0;
+      auto const give_up = clock_type::now() + std::chrono::milliseconds{o.wait_ms} + 20s;
+      while (::waitpid(pid, &status, WNOHANG) == 0 && clock_type::now() < give_up)
+         std::this_thread::sleep_for(10ms);
+      if (clock_type::now() >= give_up) {
+         ::kill(pid, SIGKILL);
+         ::waitpid(pid, &status, 0);
+         ++shm.hangs;
+      }
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+         ++crashed;
+   }
+   h.workers.clear();
+   return crashed;
 }
 
 // Lock keys (not fence keys) still on the node, and connections still subscribed.
 long orphan_keys(std::string const& url)
 {
-   auto const r = blocking_command(
-      url, {"EVAL",
-            "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
-            "if not string.find(k, ':fence$') then n = n + 1 end end return n",
-            "0"});
+   auto const r =
+       blocking_command(url, {"EVAL",
+                              "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
+                              "if not string.find(k, ':fence$') then n = n + 1 end end return n",
+                              "0"});
    return r ? std::stol(*r) : -1;
 }
 
@@ -221,113 +253,148 @@ long subscribed_clients(std::string const& url)
    return n;
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
+// Overlaps within a restart's reach (TTL + quarantine after it) are the RedLock hazard that the
+// quarantine bounds; any other overlap is a bug.
+long overlaps_near_restart(chaos_options const& o, shared_block const& shm)
 {
-   options o;
+   long near_restart = 0;
+   auto const reach =
+       std::chrono::nanoseconds{std::chrono::milliseconds{o.ttl_ms + o.quarantine_ms}}.count();
+   auto const overlaps = std::min(shm.overlap_count.load(), max_stamps);
+   auto const restarts = std::min(shm.restart_count.load(), max_stamps);
+   for (std::size_t i = 0; i < overlaps; ++i)
+      for (std::size_t j = 0; j < restarts; ++j)
+         if (shm.overlap_at[i] >= shm.restart_at[j] &&
+             shm.overlap_at[i] - shm.restart_at[j] <= reach) {
+            ++near_restart;
+            break;
+         }
+   return near_restart;
+}
+
+std::string json_text(std::string s)
+{
+   for (auto& c : s)
+      c = c == '"' ? '\'' : c == '\\' || static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+   return s;
+}
+
+struct outcome {
+   double seconds = 0;
+   fault_counts faults{};
+   long orphans = 0, leftover = 0, crashed = 0, near_restart = 0;
+};
+
+// Prints the summary; true when the run failed.
+bool report(chaos_options const& o, harness const& h, shared_block const& shm, outcome const& r)
+{
+   long const without_restart = shm.overlaps - r.near_restart;
+   auto const& f = r.faults;
+   std::printf(
+       "{\"scenario\":\"chaos\",\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,\"names\":%d,"
+       "\"seconds\":%.1f,"
+       "\"cycles\":%ld,\"cycles_per_s\":%.0f,\"overlaps\":%ld,\"overlaps_near_restart\":%ld,"
+       "\"overlaps_without_restart\":%ld,\"stale_writes_rejected\":%ld,\"leases_lost\":%ld,"
+       "\"min_loss_slack_us\":%ld,\"negative_loss_slack\":%ld,\"hangs\":%ld,\"lock_errors\":%ld,"
+       "\"unlock_errors\":%ld,\"resource_errors\":%ld,"
+       "\"orphan_keys\":%ld,\"leftover_subscriptions\":%ld,\"crashed_workers\":%ld,"
+       "\"faults\":{\"sigstop\":%ld,\"kill_normal\":%ld,\"kill_pubsub\":%ld,\"restart\":%ld,"
+       "\"delay\":%ld},"
+       "\"delay_via\":\"%s\",\"netem\":\"%s\"}\n",
+       o.nodes, o.processes, o.coroutines, o.names, r.seconds, shm.cycles.load(),
+       shm.cycles.load() / r.seconds, shm.overlaps.load(), r.near_restart, without_restart,
+       shm.stale_writes.load(), shm.leases_lost.load(),
+       shm.leases_lost.load() > 0 ? shm.min_loss_slack_us.load() : 0L,
+       shm.negative_loss_slack.load(), shm.hangs.load(), shm.lock_errors.load(),
+       shm.unlock_errors.load(), shm.resource_errors.load(), r.orphans, r.leftover, r.crashed, f[0],
+       f[1], f[2], f[3], f[4], h.delay_via(), json_text(h.netem).c_str());
+   return without_restart > 0 || shm.negative_loss_slack > 0 || shm.hangs > 0 || r.orphans != 0 ||
+          r.leftover != 0 || r.crashed > 0;
+}
+
+// -1 to run, else the exit status.
+int parse_options(int argc, char** argv, chaos_options& o)
+{
    std::string duration = "60s";
-   CLI::App app{"locksmith-chaos: mutual exclusion under random faults, on redis-servers of its own"};
+   CLI::App app{
+       "locksmith-chaos: mutual exclusion under random faults, on redis-servers of its own"};
    app.add_option("--nodes", o.nodes, "lock nodes to start (default 5)")->check(CLI::Range(1, 15));
-   app.add_option("--processes", o.processes, "worker processes (default 4)")->check(CLI::Range(1, 64));
-   app.add_option("--coroutines", o.coroutines, "coroutines per process (default 8)")->check(CLI::Range(1, 256));
+   app.add_option("--processes", o.processes, "worker processes (default 4)")
+       ->check(CLI::Range(1, 64));
+   app.add_option("--coroutines", o.coroutines, "coroutines per process (default 8)")
+       ->check(CLI::Range(1, 256));
    app.add_option("--names", o.names, "lock names (default 8)")->check(CLI::Range(1, 100000));
    app.add_option("--duration", duration, "how long to inject faults, e.g. 60s, 10m (default 60s)");
-   app.add_option("--ttl-ms", o.ttl_ms, "lease TTL (default 2000; renewed by the watchdog)")->check(CLI::Range(200, 600000));
-   app.add_option("--quarantine-ms", o.quarantine_ms, "config::restart_quarantine (default 3000)")->check(CLI::NonNegativeNumber);
+   app.add_option("--ttl-ms", o.ttl_ms, "lease TTL (default 2000; renewed by the watchdog)")
+       ->check(CLI::Range(200, 600000));
+   app.add_option("--quarantine-ms", o.quarantine_ms, "config::restart_quarantine (default 3000)")
+       ->check(CLI::NonNegativeNumber);
    app.add_flag("!--no-restarts", o.restarts, "no kill -9 and empty restarts");
-   CLI11_PARSE(app, argc, argv);
+   app.add_flag("!--no-delay", o.delay,
+                "no network delay (tc netem as root where the kernel has it, else a TCP proxy)");
+   try {
+      app.parse(argc, argv);
+   } catch (CLI::ParseError const& e) {
+      return app.exit(e);
+   }
    auto const unit = duration.find_first_not_of("0123456789");
-   if (unit == 0 || unit == std::string::npos || (duration.substr(unit) != "s" && duration.substr(unit) != "m")) {
+   if (unit == 0 || unit == std::string::npos ||
+       (duration.substr(unit) != "s" && duration.substr(unit) != "m")) {
       std::cerr << "locksmith-chaos: --duration takes e.g. 60s or 10m\n";
       return 2;
    }
    o.seconds = std::stoi(duration.substr(0, unit)) * (duration.substr(unit) == "m" ? 60 : 1);
+   return -1;
+}
 
-   auto* shm = static_cast<shared_block*>(
-      ::mmap(nullptr, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+// Everything but the report; throws std::runtime_error when a server cannot be run.
+outcome run(chaos_options const& o, harness& h, shared_block& shm)
+{
+   // A signal ends the run early but cleanly: the namespace and the servers must not stay behind.
+   std::signal(SIGINT, on_signal);
+   std::signal(SIGTERM, on_signal);
+   choose_delay(o, h);
+   start_servers(o, h);
+   // The servers are new: let them pass the restart quarantine before the workers start.
+   std::this_thread::sleep_for(std::chrono::milliseconds{o.quarantine_ms});
+   fork_workers(o, h, shm);
+   outcome r;
+   auto const t0 = clock_type::now();
+   r.faults = run_faults(o, h, shm);
+   // A fault-free moment, so that what the faults left in flight settles, then stop.
+   std::this_thread::sleep_for(std::chrono::milliseconds{o.ttl_ms});
+   r.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+   shm.stop = true;
+   r.crashed = reap_workers(o, h, shm);
+   if (h.proxies)
+      h.proxies->stop(); // the workers' connections to the nodes go before the nodes are checked
+   for (auto const& n : h.nodes) {
+      r.orphans += orphan_keys(n->url());
+      r.leftover += subscribed_clients(n->url());
+   }
+   r.near_restart = overlaps_near_restart(o, shm);
+   return r;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+   chaos_options o;
+   if (int const status = parse_options(argc, argv, o); status >= 0)
+      return status;
+   auto* shm = static_cast<shared_block*>(::mmap(
+       nullptr, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
    if (shm == MAP_FAILED)
       return 2;
    new (shm) shared_block{};
-   std::vector<std::unique_ptr<redis_process>> nodes;
-   std::unique_ptr<redis_process> resource;
+   harness h;
    try {
-      for (int i = 0; i < o.nodes; ++i)
-         nodes.push_back(std::make_unique<redis_process>());
-      resource = std::make_unique<redis_process>();
+      auto const r = run(o, h, *shm);
+      bool const failed = report(o, h, *shm, r);
+      return failed ? 1 : interrupted ? 2 : 0;
    } catch (std::exception const& e) {
       std::cerr << "locksmith-chaos: " << e.what() << "\n";
       return 2;
    }
-   std::vector<std::string> urls;
-   for (auto& n : nodes)
-      urls.push_back(n->url());
-   // The servers are new: let them pass the restart quarantine before the workers start.
-   std::this_thread::sleep_for(std::chrono::milliseconds{o.quarantine_ms});
-   std::cerr << "netem: skipped (network delay injection is not implemented yet)\n";
-
-   std::vector<pid_t> workers;
-   for (int p = 0; p < o.processes; ++p) {
-      pid_t const pid = ::fork();
-      if (pid == 0)
-         ::_exit(run_worker_process(o, urls, resource->url(), *shm, p));
-      workers.push_back(pid);
-   }
-   auto const t0 = clock_type::now();
-   std::mt19937 rng{std::random_device{}()};
-   long faults[4] = {0, 0, 0, 0};
-   while (clock_type::now() - t0 < std::chrono::seconds{o.seconds}) {
-      std::this_thread::sleep_for(std::chrono::milliseconds{200 + rng() % 600});
-      inject(rng, nodes, *shm, o.restarts, faults);
-   }
-   // A fault-free moment, so that what the faults left in flight settles, then stop.
-   std::this_thread::sleep_for(std::chrono::milliseconds{o.ttl_ms});
-   auto const elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
-   shm->stop = true;
-   long crashed = 0;
-   for (auto pid : workers) {
-      int status = 0;
-      auto const give_up = clock_type::now() + std::chrono::milliseconds{o.wait_ms} + 20s;
-      while (::waitpid(pid, &status, WNOHANG) == 0 && clock_type::now() < give_up)
-         std::this_thread::sleep_for(10ms);
-      if (clock_type::now() >= give_up) {
-         ::kill(pid, SIGKILL);
-         ::waitpid(pid, &status, 0);
-         ++shm->hangs;
-      }
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-         ++crashed;
-   }
-   long orphans = 0, leftover = 0;
-   for (auto const& u : urls) {
-      orphans += orphan_keys(u);
-      leftover += subscribed_clients(u);
-   }
-   // Overlaps within a restart's reach (TTL + quarantine after it) are the RedLock hazard that the
-   // quarantine bounds; any other overlap is a bug.
-   long near_restart = 0;
-   auto const reach = std::chrono::nanoseconds{std::chrono::milliseconds{o.ttl_ms + o.quarantine_ms}}.count();
-   auto const overlaps = std::min(shm->overlap_count.load(), max_stamps);
-   auto const restarts = std::min(shm->restart_count.load(), max_stamps);
-   for (std::size_t i = 0; i < overlaps; ++i)
-      for (std::size_t j = 0; j < restarts; ++j)
-         if (shm->overlap_at[i] >= shm->restart_at[j] && shm->overlap_at[i] - shm->restart_at[j] <= reach) {
-            ++near_restart;
-            break;
-         }
-   long const without_restart = shm->overlaps - near_restart;
-   std::printf(
-      "{\"scenario\":\"chaos\",\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,\"names\":%d,\"seconds\":%.1f,"
-      "\"cycles\":%ld,\"cycles_per_s\":%.0f,\"overlaps\":%ld,\"overlaps_near_restart\":%ld,"
-      "\"overlaps_without_restart\":%ld,\"stale_writes_rejected\":%ld,\"leases_lost\":%ld,"
-      "\"min_loss_slack_us\":%ld,\"hangs\":%ld,\"lock_errors\":%ld,\"unlock_errors\":%ld,\"resource_errors\":%ld,"
-      "\"orphan_keys\":%ld,\"leftover_subscriptions\":%ld,\"crashed_workers\":%ld,"
-      "\"faults\":{\"sigstop\":%ld,\"kill_normal\":%ld,\"kill_pubsub\":%ld,\"restart\":%ld},\"netem\":\"skipped\"}\n",
-      o.nodes, o.processes, o.coroutines, o.names, elapsed, shm->cycles.load(), shm->cycles.load() / elapsed,
-      shm->overlaps.load(), near_restart, without_restart, shm->stale_writes.load(), shm->leases_lost.load(),
-      shm->leases_lost.load() > 0 ? shm->min_loss_slack_us.load() : 0L, shm->hangs.load(), shm->lock_errors.load(),
-      shm->unlock_errors.load(), shm->resource_errors.load(), orphans, leftover, crashed, faults[0], faults[1],
-      faults[2], faults[3]);
-   bool const failed = without_restart > 0 || shm->hangs > 0 || orphans != 0 || leftover != 0 || crashed > 0;
-   return failed ? 1 : 0;
 }

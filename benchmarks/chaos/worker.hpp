@@ -1,0 +1,46 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The worker side of locksmith-chaos: what the harness and its forked worker processes share, and
+// one worker process (its own client, C coroutines taking locks and using the resource).
+#ifndef LOCKSMITH_CHAOS_WORKER_HPP
+#define LOCKSMITH_CHAOS_WORKER_HPP
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace locksmith::bench {
+
+struct chaos_options {
+   int nodes = 5, processes = 4, coroutines = 8, names = 8;
+   int seconds = 60;
+   int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
+   bool restarts = true, delay = true;
+};
+
+constexpr std::size_t max_stamps = 4096;
+
+// Shared by the harness and its forked workers (an anonymous shared mapping).
+struct shared_block {
+   std::atomic<bool> stop{false};
+   std::atomic<long> cycles{0}, overlaps{0}, stale_writes{0}, leases_lost{0}, hangs{0};
+   std::atomic<long> lock_errors{0}, unlock_errors{0}, resource_errors{0};
+   std::atomic<long> min_loss_slack_us{1'000'000'000};  // at the loss signal, to valid_until
+   std::atomic<long> negative_loss_slack{0};             // losses signalled after valid_until
+   std::atomic<std::size_t> overlap_count{0}, restart_count{0};
+   std::atomic<std::int64_t> overlap_at[max_stamps];  // steady ns of each overlap
+   std::atomic<std::int64_t> restart_at[max_stamps];  // steady ns of each kill -9 + restart
+};
+
+inline std::int64_t now_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+// One worker process: a client on `nodes`, the resource at `resource_url`, C coroutines taking
+// locks until `shm.stop`. Returns the process's exit status.
+int run_worker_process(chaos_options const& o, std::vector<std::string> const& nodes,
+                       std::string const& resource_url, shared_block& shm, int index);
+
+}  // namespace locksmith::bench
+
+#endif

@@ -65,7 +65,7 @@ asio::awaitable<acquire_engine::result> acquire_engine::acquire(
       error_code lost = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift))
-            co_return result{error_code{}, won{std::move(token), highest_fence(r), t0, *until}};
+            co_return result{error_code{}, won{std::move(token), highest_fence(r), t0, *until, may_hold_key(r, ctx_.nodes.size())}};
          lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace locksmith::detail {
 
@@ -35,6 +36,7 @@ public:
       std::uint64_t fence = 0;
       clock::time_point start;        // when the winning try went out
       clock::time_point valid_until;  // start + ttl - drift
+      std::vector<bool> may_hold;     // the nodes that may hold the key (may_hold_key)
    };
    struct result {
       error_code ec;

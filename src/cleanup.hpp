@@ -59,6 +59,9 @@ private:
 struct persistence {
    std::chrono::steady_clock::time_point until;  // the key expires by itself by then
    std::shared_ptr<owned_work> work;
+   std::vector<bool> nodes;  // the nodes that may hold the key, by index (empty: every node)
+
+   bool covers(std::size_t node) const noexcept { return nodes.empty() || (node < nodes.size() && nodes[node]); }
 };
 
 /// The pause before sending a release again after its `attempt`-th failure, and that call's

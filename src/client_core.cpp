@@ -128,6 +128,7 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
 {
    auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence, w.start,
                                            w.valid_until, opts);
+   st->may_hold = std::move(w.may_hold);
    if (opts.renew)
       asio::co_spawn(ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
                      asio::detached);

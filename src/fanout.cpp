@@ -120,7 +120,13 @@ struct node_call : std::enable_shared_from_this<node_call> {
 
    void send(std::chrono::milliseconds t)
    {
-      n->eval(call, t, still_wanted, [self = shared_from_this()](node_reply&& r) { self->on_reply(std::move(r)); });
+      auto done = [self = shared_from_this()](node_reply&& r) { self->on_reply(std::move(r)); };
+      // An owned release goes where the key may be, even to a silent node: it lands behind the
+      // acquire that set it when the node answers again.
+      if (keep)
+         n->eval_even_if_silent(call, t, still_wanted, std::move(done));
+      else
+         n->eval(call, t, still_wanted, std::move(done));
    }
 
    void on_reply(node_reply&& r)
@@ -176,9 +182,11 @@ void start_fanout(
    bool const acquire = &code == &acquire_script();
    std::function<bool()> still_wanted = [op, acquire] { return !acquire || static_cast<bool>(op->handler); };
    for (std::size_t i = 0; i < nodes.size(); ++i) {
-      if (keep)
+      // Owned only where the key may be: elsewhere a failed release needs no second try.
+      auto const owned = keep && keep->covers(i);
+      if (owned)
          keep->work->add();
-      auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted, keep, io);
+      auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted, owned ? keep : std::nullopt, io);
       c->send(timeout);
    }
 }

@@ -59,7 +59,8 @@ using fanout_handler = boost::asio::any_completion_handler<void(error_code, fano
 /// With `keep` (releases), a node whose call failed (timed out, or not sent while its
 /// connection was down) is sent the call again, with a growing pause (release_retry), until it
 /// answers or `keep->until` has passed or the work is closed; the first failure still counts
-/// as its vote. Each node's calls count in `keep->work` until they end.
+/// as its vote. Each node's calls count in `keep->work` until they end. Only the nodes that
+/// `keep->nodes` names are owned so (all when it is empty).
 ///
 /// Cancellation (any type): completes with operation_aborted, posted on `io`.
 void start_fanout(

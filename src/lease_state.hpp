@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace locksmith::detail {
 
@@ -46,6 +47,8 @@ struct lease_state {
    boost::asio::steady_timer lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
 
    bool in_slot = true;  // holds the name's place in the in-process queue
+
+   std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
 
    /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
    /// it is being released, it also frees the name for the next local waiter; an unlock does that

@@ -216,10 +216,60 @@ void redis_node::eval(
    std::function<bool()> still_wanted,
    std::function<void(node_reply&&)> done)
 {
+   start_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
+}
+
+void redis_node::eval_even_if_silent(
+   std::shared_ptr<script_call const> call,
+   std::chrono::milliseconds timeout,
+   std::function<bool()> still_wanted,
+   std::function<void(node_reply&&)> done)
+{
+   start_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
+}
+
+void redis_node::start_eval(
+   std::shared_ptr<script_call const> call,
+   std::chrono::milliseconds timeout,
+   std::function<bool()> still_wanted,
+   std::function<void(node_reply&&)> done,
+   bool even_if_silent)
+{
    auto const now = std::chrono::steady_clock::now();
    auto p = std::make_shared<pending_eval>(
       pending_eval{std::move(call), std::move(still_wanted), std::move(done), now, now + timeout, {}});
+   if (!gate_.open() && !even_if_silent)
+      return refuse(*p);
    exec_eval(std::move(p), false);
+}
+
+void redis_node::refuse(pending_eval& p)
+{
+   auto& r = p.reply;
+   r.sent = false;
+   auto const& health = *cmd_health_;
+   if (health.lasting()) {
+      r.ec = health.lasting();
+      r.server_message = health.lasting_message();
+   } else {
+      r.ec = asio::error::timed_out;
+      r.server_message = "not sent: a call timed out and the node has not answered since";
+      if (!health.last_problem().empty())
+         r.server_message += " (" + health.last_problem() + ")";
+   }
+   asio::post(cmd_.get_executor(), [done = std::move(p.done), r = std::move(r)]() mutable { done(std::move(r)); });
+}
+
+void redis_node::probe()
+{
+   auto req = std::make_shared<redis::request>();
+   req->push("PING");
+   auto resp = std::make_shared<redis::generic_response>();
+   // No timeout: it waits for the node, across reconnects, and is the only call that does.
+   exec_command(cmd_, *req, *resp, [self = shared_from_this(), req, resp](error_code ec, std::size_t) {
+      if (!self->stopped_ && self->gate_.on_probe(!ec))
+         self->probe();
+   });
 }
 
 void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
@@ -235,8 +285,11 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
          // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text once.
          if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted())
             return self->exec_eval(std::move(p), true);
-         if (ec == asio::error::operation_aborted && !self->stopped_)
+         if (ec == asio::error::operation_aborted && !self->stopped_) {
             ec = asio::error::timed_out;
+            if (self->gate_.on_timeout())
+               self->probe();
+         }
          auto const& health = *self->cmd_health_;
          if (ec && health.lasting() && !self->stopped_) {
             // Not a slow node: one that will not let us in until its setup or ours changes.

@@ -9,6 +9,7 @@
 #include <locksmith/detail/link_health.hpp>
 #include <locksmith/detail/pushes.hpp>
 #include <locksmith/detail/scripts.hpp>
+#include <locksmith/detail/silence_gate.hpp>
 #include <locksmith/detail/url.hpp>
 #include <locksmith/error.hpp>
 
@@ -48,6 +49,7 @@ struct node_reply {
    std::string server_message;           // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
+   bool sent = true;  // false: refused at once, never written (the node is silent, see silence_gate)
 };
 
 /// Called on the node's executor for each push of its subscriber connection, in order.
@@ -72,6 +74,18 @@ public:
       std::chrono::milliseconds timeout,
       std::function<bool()> still_wanted,
       std::function<void(node_reply&&)> done) = 0;
+
+   /// As eval, but written even while the node is silent (a call of ours timed out and it has not
+   /// answered since), when eval refuses calls at once: a release of a key that the node may hold
+   /// must land behind the acquire that set it, whenever the node answers again.
+   virtual void eval_even_if_silent(
+      std::shared_ptr<script_call const> call,
+      std::chrono::milliseconds timeout,
+      std::function<bool()> still_wanted,
+      std::function<void(node_reply&&)> done)
+   {
+      eval(std::move(call), timeout, std::move(still_wanted), std::move(done));
+   }
 
    /// Subscribes to the channel on the node's subscriber connection, which restores it after a
    /// reconnect. The server's confirmation comes later, as a `subscribed` push: only from then on
@@ -116,6 +130,11 @@ public:
       std::chrono::milliseconds timeout,
       std::function<bool()> still_wanted,
       std::function<void(node_reply&&)> done) override;
+   void eval_even_if_silent(
+      std::shared_ptr<script_call const> call,
+      std::chrono::milliseconds timeout,
+      std::function<bool()> still_wanted,
+      std::function<void(node_reply&&)> done) override;
 
    /// Uses request::subscribe, which Boost.Redis restores after a reconnect.
    void subscribe(std::string const& channel) override;
@@ -136,6 +155,14 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
+   void start_eval(
+      std::shared_ptr<script_call const> call,
+      std::chrono::milliseconds timeout,
+      std::function<bool()> still_wanted,
+      std::function<void(node_reply&&)> done,
+      bool even_if_silent);
+   void refuse(pending_eval& p);
+   void probe();
 
    boost::redis::config cfg_;
    std::string name_;
@@ -150,6 +177,8 @@ private:
    push_handler on_push_;
    bool stopped_ = false;
    bool reconnecting_ = false;
+   // Once a call timed out, new calls are refused at once until the node answers a PING.
+   silence_gate gate_;
 
    // Restart quarantine. The command connection's logger reports each new connection; the
    // uptime is asked (INFO server) on it, and until the answer the node's votes do not count.

@@ -19,15 +19,14 @@ void release_where_taken(
    fanout_result const& r,
    std::chrono::steady_clock::time_point until)
 {
-   // A node that said taken holds someone else's key, never ours; every other one may hold ours
-   // (it said yes, failed, or had not answered when the attempt was decided).
+   auto const may_hold = may_hold_key(r, ctx.nodes.size());
    std::vector<std::shared_ptr<node>> targets;
    for (std::size_t i = 0; i < ctx.nodes.size(); ++i)
-      if (i >= r.nodes.size() || r.nodes[i].v != vote::no)
+      if (may_hold[i])
          targets.push_back(ctx.nodes[i]);
    if (!targets.empty())
       start_fanout(ctx.ex, targets, release_call(ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
-                   [](error_code, fanout_result) { }, persistence{until, ctx.work});
+                   [](error_code, fanout_result) { }, persistence{until, ctx.work, {}});
 }
 
 asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag)
@@ -42,7 +41,7 @@ asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<l
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
    // Owned until every node answered, or the key has expired by itself. (A named local: GCC 12
    // destroys a temporary with a destructor twice when it stands in a co_await expression.)
-   auto keep = std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work}};
+   auto keep = std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work, st->may_hold}};
    auto const call = release_call(ctx.cfg.prefix, st->name, st->token);
    auto [ec, r] = co_await async_fanout(
       ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout, asio::as_tuple(asio::use_awaitable), std::move(keep));

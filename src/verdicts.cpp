@@ -77,6 +77,14 @@ std::uint64_t highest_fence(fanout_result const& r)
    return f;
 }
 
+std::vector<bool> may_hold_key(fanout_result const& r, std::size_t nodes)
+{
+   std::vector<bool> may(nodes, true);
+   for (std::size_t i = 0; i < nodes && i < r.nodes.size(); ++i)
+      may[i] = r.nodes[i].v != vote::no && r.nodes[i].reply.sent;
+   return may;
+}
+
 void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag)
 {
    if (!diag)

@@ -40,6 +40,11 @@ std::chrono::microseconds slowest_reply(fanout_result const& r);
 /// The highest fencing token among the nodes that said yes (0: none).
 std::uint64_t highest_fence(fanout_result const& r);
 
+/// The nodes, by index, that may hold the key an acquire attempt set: all but those that said
+/// taken (they hold someone else's) and those it was never sent to (silent nodes). A node that
+/// said yes, failed, or had not answered when the attempt was decided may hold it.
+std::vector<bool> may_hold_key(fanout_result const& r, std::size_t nodes);
+
 /// Adds the attempt's per-node results to the caller's report, if any.
 void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag);
 

@@ -13,6 +13,8 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/deferred.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -131,7 +133,7 @@ public:
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
    auto async_try_lock(std::string_view name, lock_options opts = {}, CompletionToken&& token = {})
    {
-      opts.wait = std::chrono::milliseconds{0};  // a lock that does not wait
+      opts.wait = std::min(opts.wait, std::chrono::milliseconds{0});  // does not wait; a negative wait stays invalid
       return async_lock(name, opts, std::forward<CompletionToken>(token));
    }
 
@@ -139,7 +141,7 @@ public:
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
    auto async_try_lock(std::string_view name, lock_options opts, report& diag, CompletionToken&& token = {})
    {
-      opts.wait = std::chrono::milliseconds{0};
+      opts.wait = std::min(opts.wait, std::chrono::milliseconds{0});
       return async_lock(name, opts, diag, std::forward<CompletionToken>(token));
    }
 

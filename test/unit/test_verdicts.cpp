@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <initializer_list>
+#include <vector>
 
 namespace {
 using namespace std::chrono_literals;
@@ -110,6 +111,14 @@ BOOST_AUTO_TEST_CASE(the_holders_shortest_pttl_the_slowest_answer_and_the_highes
    BOOST_TEST(shortest_pttl(forever).count() == -1);
    BOOST_TEST(shortest_pttl(votes("yy")).count() == -1);
    BOOST_TEST(highest_fence(votes("nn")) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_may_be_wherever_the_attempt_was_sent_and_not_refused_as_taken)
+{
+   auto r = votes("ynffp");
+   r.nodes[3].reply.sent = false;  // silent: refused without being written
+   auto const may = may_hold_key(r, 6);  // the sixth node had not been reached when it was decided
+   BOOST_TEST(may == (std::vector<bool>{true, false, true, false, true, true}), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,123 @@
+// A frozen node (SIGSTOP) is not fed: after one call of ours timed out, later calls are refused
+// at once instead of queueing behind it, one PING waits for it, and it is fed again once it
+// answers. Counted at the servers (INFO commandstats), over five real redis-servers.
+#include <locksmith/locksmith.hpp>
+
+#include "support/keys.hpp"
+#include "support/redis_server.hpp"
+#include "support/run.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using locksmith::test::redis_server;
+using locksmith::test::run;
+using locksmith::test::unique_key;
+
+namespace {
+
+constexpr auto tuple = asio::as_tuple(asio::deferred);
+
+// Script calls (EVALSHA and EVAL) that the server ran so far.
+long long script_calls(redis_server const& s)
+{
+   auto const info = s.text({"INFO", "commandstats"});
+   long long n = 0;
+   for (std::string const cmd : {"evalsha", "eval"}) {
+      auto const tag = "cmdstat_" + cmd + ":calls=";
+      auto const at = info.find(tag);
+      if (at != std::string::npos)
+         n += std::stoll(info.substr(at + tag.size()));
+   }
+   return n;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(silent_node)
+
+BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
+{
+   std::vector<std::unique_ptr<redis_server>> servers;
+   // A close bound long enough for the releases owned while the node was frozen to land.
+   std::vector<std::string> urls;
+   for (int i = 0; i < 5; ++i) {
+      servers.push_back(std::make_unique<redis_server>());
+      urls.push_back(servers.back()->url());
+   }
+   locksmith::config cfg{.nodes = urls, .close_timeout = 5s, .restart_quarantine = 0ms};
+   asio::io_context ioc;
+   locksmith::client c{ioc.get_executor(), cfg};
+   auto const name = unique_key();
+   constexpr int cycles = 500;
+   auto cycle = [&](int n) -> asio::awaitable<int> {
+      int ok = 0;
+      for (int i = 0; i < n; ++i) {
+         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 5s}, tuple);
+         if (ec)
+            continue;
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         ok += uec ? 0 : 1;
+      }
+      co_return ok;
+   };
+   // Warm: every node has its scripts and connections.
+   BOOST_TEST(run(ioc, cycle(5), 20s) == 5);
+   auto& frozen = *servers[4];
+   auto const before = script_calls(frozen);
+   frozen.pause();
+   // Until the first call to the frozen node times out (50 ms), calls are still written to it:
+   // at most the acquires and releases of this first round. Its releases are owned (the keys may
+   // be there), so they are written again at growing pauses while the node is frozen, a few
+   // times each (50, 100, 200 ... ms), and land when it answers.
+   constexpr int first = 10;
+   auto settle = [&]() -> asio::awaitable<int> {
+      auto const ok = co_await cycle(first);
+      asio::steady_timer t{ioc, 300ms};
+      co_await t.async_wait(asio::use_awaitable);
+      co_return ok;
+   };
+   BOOST_TEST(run(ioc, settle(), 30s) == first);
+   // From then on no new call is (fed, these 500 cycles would write 1,000): it is silent until
+   // it answers the one PING sent to it.
+   BOOST_TEST(run(ioc, cycle(cycles), 60s) == cycles);
+   frozen.resume();
+   // What was queued at the frozen node runs once it resumes: count when the count stands still.
+   auto settled = [&]() -> asio::awaitable<long long> {
+      for (auto last = -1LL;;) {
+         auto const now = script_calls(frozen);
+         if (now == last)
+            co_return now;
+         last = now;
+         asio::steady_timer t{ioc, 100ms};
+         co_await t.async_wait(asio::use_awaitable);
+      }
+   };
+   auto const resumed = run(ioc, settled(), 10s);
+   auto const while_frozen = resumed - before;
+   BOOST_TEST_MESSAGE("script calls run by the frozen node for " << 2 * (first + cycles) << " calls: " << while_frozen);
+   BOOST_TEST(while_frozen <= 10 * first);
+   // Answering again: the PING came back, and the node is fed once more.
+   auto fed = [&]() -> asio::awaitable<bool> {
+      for (int i = 0; i < 100; ++i) {
+         co_await cycle(1);
+         if (script_calls(frozen) > resumed + 2)
+            co_return true;
+         asio::steady_timer t{ioc, 20ms};
+         co_await t.async_wait(asio::use_awaitable);
+      }
+      co_return false;
+   };
+   BOOST_TEST(run(ioc, fed(), 30s));
+   // Every release owned while the node was frozen lands once it answers: a clean close.
+   auto [cec] = run(ioc, c.async_close(asio::as_tuple(asio::use_awaitable)), 30s);
+   BOOST_TEST(!cec);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -16,7 +16,6 @@
 #include <cstdio>
 #include <map>
 #include <numeric>
-#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -29,10 +28,6 @@ using clock = std::chrono::steady_clock;
 // is cancelled at the stop, so they end within a hold or a spin interval).
 constexpr auto start_limit = 10s;
 constexpr auto report_limit = 30s;
-
-// The commands that locksmith's Lua scripts run inside EVALSHA; INFO commandstats counts them too.
-std::set<std::string> const script_commands{"set", "get",     "time",   "pttl",
-                                            "del", "publish", "pexpire"};
 
 struct child {
    pid_t pid = -1;
@@ -131,7 +126,7 @@ std::int64_t sum_calls(std::map<std::string, std::int64_t> const& calls, bool sc
 {
    std::int64_t n = 0;
    for (auto const& [name, c] : calls)
-      if (!scripts_only || script_commands.contains(name))
+      if (!scripts_only || test::run_by_scripts(name))
          n += c;
    return n;
 }

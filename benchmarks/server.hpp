@@ -1,8 +1,12 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The Redis side of a benchmark: a redis-server of our own, and what the server counts
-// (INFO commandstats, and its CPU time from /proc).
+// (INFO commandstats, and its CPU time from /proc). The launcher, the blocking client and the
+// commandstats parser are the tests' own (test/support), so that there is one of each.
 #ifndef LOCKSMITH_BENCH_SERVER_HPP
 #define LOCKSMITH_BENCH_SERVER_HPP
+
+#include "support/command_stats.hpp"
+#include "support/redis_server.hpp"
 
 #include <sys/types.h>
 
@@ -16,7 +20,8 @@ namespace locksmith::bench {
 
 /// `redis-server --port P --bind 127.0.0.1 --save '' --appendonly no` on a free loopback port,
 /// ready (it answered PING) once constructed, and stopped by the destructor. It dies with the
-/// harness (PR_SET_PDEATHSIG). Throws std::runtime_error when it cannot be started.
+/// harness (PR_SET_PDEATHSIG). Throws std::runtime_error when it cannot be started. The tests'
+/// test::redis_server, with a resume() that waits until the server answers again.
 class redis_process {
 public:
    /// `also_bind`: one more local address to listen on, for clients that are not on loopback
@@ -26,9 +31,9 @@ public:
    redis_process(redis_process const&) = delete;
    redis_process& operator=(redis_process const&) = delete;
 
-   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-   int port() const { return port_; }
-   pid_t pid() const { return pid_; }
+   std::string url() const { return srv_.url(); }
+   int port() const { return srv_.port(); }
+   pid_t pid() const { return srv_.pid(); }
 
    /// Freezes the server (SIGSTOP), as a hung node: the kernel still accepts its connections and
    /// buffers what they send, but nothing is answered. Returns once it has stopped.
@@ -39,23 +44,15 @@ public:
    void resume();
 
    /// kill -9, then an empty server on the same port, as a node that crashed and came back
-   /// without persistence. Throws std::runtime_error if it does not come back within 10 s.
+   /// without persistence. Throws std::runtime_error if it does not come back within 5 s.
    void restart();
 
 private:
-   bool try_start(int port = 0);
-   void stop() noexcept;
-
-   std::string also_bind_;
-   int port_ = 0;
-   pid_t pid_ = -1;
+   test::redis_server srv_;
 };
 
-/// One command's line of `INFO commandstats`.
-struct command_stat {
-   std::int64_t calls = 0;  // every call, failed ones included
-   std::int64_t failed = 0; // failed_calls: errors while running (an EVALSHA's NOSCRIPT)
-};
+/// One command's line of `INFO commandstats`: calls, and failed calls (an EVALSHA's NOSCRIPT).
+using test::command_stat;
 
 /// `INFO commandstats` per command name, summed over the nodes. Empty when a node cannot be
 /// asked (unreachable, TLS, which this small client does not speak).

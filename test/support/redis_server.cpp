@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -12,10 +11,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <span>
 #include <stdexcept>
 #include <thread>
 
@@ -29,397 +26,292 @@ using namespace std::chrono_literals;
 constexpr auto start_timeout = 5s;
 constexpr int max_start_attempts = 10;
 
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::runtime_error(what + ": " + std::strerror(errno));
-}
-
-
-// Resolved in the parent because execvp may allocate, which a child forked from a multithreaded
-// process must not do.
-std::string find_redis_server() {
-  const char* path = std::getenv("PATH");
-  std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  while (!rest.empty()) {
-    auto colon = rest.find(':');
-    std::string candidate = std::string(rest.substr(0, colon)) + "/redis-server";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
-  }
-  throw std::runtime_error("redis-server not found in PATH");
+[[noreturn]] void throw_errno(const std::string& what)
+{
+   throw std::runtime_error(what + ": " + std::strerror(errno));
 }
 
 // Only async-signal-safe calls between fork and exec: everything is prepared by the parent.
-[[noreturn]] void exec_child(pid_t parent, const char* path, char* const* argv, int max_fd) {
-  // Die with the test binary; re-check the parent in case it died before prctl took effect.
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(126);
-  sigset_t none;
-  ::sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);  // a test that blocks signals must not deafen redis
-  int devnull = ::open("/dev/null", O_RDWR);
-  if (devnull < 0) ::_exit(126);
-  ::dup2(devnull, STDIN_FILENO);
-  ::dup2(devnull, STDOUT_FILENO);
-  ::dup2(devnull, STDERR_FILENO);
-  // An inherited copy of a test's client socket would keep that connection open after the test closes
-  // it, so the server it talks to would never see the disconnect.
-  if (::close_range(3, ~0U, 0) != 0) {
-    for (int fd = 3; fd < max_fd; ++fd) ::close(fd);
-  }
-  ::execv(path, argv);
-  ::_exit(127);
+[[noreturn]] void exec_child(pid_t parent, const char* path, char* const* argv, int max_fd)
+{
+   // Die with the test binary; re-check the parent in case it died before prctl took effect.
+   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent)
+      ::_exit(126);
+   sigset_t none;
+   ::sigemptyset(&none);
+   ::sigprocmask(SIG_SETMASK, &none, nullptr); // a test that blocks signals must not deafen redis
+   int devnull = ::open("/dev/null", O_RDWR);
+   if (devnull < 0)
+      ::_exit(126);
+   ::dup2(devnull, STDIN_FILENO);
+   ::dup2(devnull, STDOUT_FILENO);
+   ::dup2(devnull, STDERR_FILENO);
+   // An inherited copy of a test's client socket would keep that connection open after the test
+   // closes it, so the server it talks to would never see the disconnect.
+   if (::close_range(3, ~0U, 0) != 0) {
+      for (int fd = 3; fd < max_fd; ++fd)
+         ::close(fd);
+   }
+   ::execv(path, argv);
+   ::_exit(127);
 }
 
-pid_t spawn(const std::vector<std::string>& args) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  rlimit limit{};
-  int max_fd = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
-                   ? static_cast<int>(limit.rlim_cur)
-                   : 65536;
-  pid_t parent = ::getpid();
-  pid_t pid = ::fork();
-  if (pid < 0) throw_errno("fork");
-  if (pid == 0) exec_child(parent, argv[0], argv.data(), max_fd);
-  return pid;
+pid_t spawn(const std::vector<std::string>& args)
+{
+   std::vector<char*> argv;
+   for (const auto& a : args)
+      argv.push_back(const_cast<char*>(a.c_str()));
+   argv.push_back(nullptr);
+   rlimit limit{};
+   int max_fd = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
+                    ? static_cast<int>(limit.rlim_cur)
+                    : 65536;
+   pid_t parent = ::getpid();
+   pid_t pid = ::fork();
+   if (pid < 0)
+      throw_errno("fork");
+   if (pid == 0)
+      exec_child(parent, argv[0], argv.data(), max_fd);
+   return pid;
 }
 
 // Returns the wait status.
-int reap(pid_t pid) noexcept {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
+int reap(pid_t pid) noexcept
+{
+   int status = 0;
+   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+   }
+   return status;
 }
 
-std::string describe_status(int status) {
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "killed by signal " + std::to_string(WTERMSIG(status));
-  return "stopped";
+std::string describe_status(int status)
+{
+   if (WIFEXITED(status))
+      return "exited with status " + std::to_string(WEXITSTATUS(status));
+   if (WIFSIGNALED(status))
+      return "killed by signal " + std::to_string(WTERMSIG(status));
+   return "stopped";
 }
 
-// A non-blocking loopback connection in which every operation shares one deadline, so a command on a
-// paused server fails after `timeout` in total rather than per syscall.
-class blocking_connection {
-public:
-  blocking_connection(std::uint16_t port, clock::time_point deadline, std::string what)
-      : deadline_(deadline), what_(std::move(what)) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw_errno(what_ + ": socket");
-    // Reset on close instead of leaving a TIME_WAIT socket behind for each of thousands of assertions.
-    linger no_linger{1, 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &no_linger, sizeof no_linger);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return;
-    if (errno != EINPROGRESS) fail("connect");
-    wait_for(POLLOUT, "connect");
-    int err = 0;
-    socklen_t len = sizeof err;
-    ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
-    errno = err;
-    if (err != 0) fail("connect");
-  }
-  ~blocking_connection() { ::close(fd_); }
-  blocking_connection(const blocking_connection&) = delete;
-  blocking_connection& operator=(const blocking_connection&) = delete;
+} // namespace
 
-  void write_all(std::string_view data) {
-    while (!data.empty()) {
-      // MSG_NOSIGNAL: a server that died must fail the command, not kill the test binary with SIGPIPE.
-      ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-      if (n >= 0) {
-        data.remove_prefix(static_cast<std::size_t>(n));
-      } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        wait_for(POLLOUT, "send");
-      } else if (errno != EINTR) {
-        fail("send");
-      }
-    }
-  }
-
-  // One line of the reply, without its CRLF.
-  std::string read_line() {
-    for (;;) {
-      auto end = buffer_.find("\r\n", pos_);
-      if (end != std::string::npos) {
-        std::string line = buffer_.substr(pos_, end - pos_);
-        pos_ = end + 2;
-        return line;
-      }
-      fill();
-    }
-  }
-
-  // Exactly n bytes followed by CRLF, as in a bulk string.
-  std::string read_bulk(std::size_t n) {
-    while (buffer_.size() - pos_ < n + 2) fill();
-    if (buffer_.compare(pos_ + n, 2, "\r\n") != 0) throw protocol_error("bulk string without CRLF");
-    std::string bulk = buffer_.substr(pos_, n);
-    pos_ += n + 2;
-    return bulk;
-  }
-
-  std::runtime_error protocol_error(const std::string& why) const {
-    return std::runtime_error(what_ + ": malformed reply: " + why);
-  }
-
-private:
-  void fill() {
-    buffer_.erase(0, pos_);
-    pos_ = 0;
-    char chunk[4096];
-    for (;;) {
-      ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
-      if (n > 0) {
-        buffer_.append(chunk, static_cast<std::size_t>(n));
-        return;
-      }
-      if (n == 0) throw std::runtime_error(what_ + ": connection closed by the server");
-      if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        wait_for(POLLIN, "recv");
-      } else if (errno != EINTR) {
-        fail("recv");
-      }
-    }
-  }
-
-  void wait_for(short events, const char* step) {
-    for (;;) {
-      auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - clock::now());
-      if (left <= 0ms) throw std::runtime_error(what_ + ": timed out in " + step);
-      pollfd p{fd_, events, 0};
-      int n = ::poll(&p, 1, static_cast<int>(left.count()));
-      if (n > 0) return;  // ready, or an error that the next syscall reports
-      if (n < 0 && errno != EINTR) fail("poll");
-    }
-  }
-
-  [[noreturn]] void fail(const char* step) const { throw_errno(what_ + ": " + step); }
-
-  int fd_ = -1;
-  clock::time_point deadline_;
-  std::string what_;
-  std::string buffer_;
-  std::size_t pos_ = 0;
-};
-
-long long parse_integer(std::string_view text, const blocking_connection& conn) {
-  long long value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc{} || end != text.data() + text.size() || text.empty())
-    throw conn.protocol_error("bad integer '" + std::string(text) + "'");
-  return value;
+// Resolved in the parent because execvp may allocate, which a child forked from a multithreaded
+// process must not do.
+std::optional<std::string> find_redis_server()
+{
+   const char* path = std::getenv("PATH");
+   std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin";
+   while (!rest.empty()) {
+      auto colon = rest.find(':');
+      std::string candidate = std::string(rest.substr(0, colon)) + "/redis-server";
+      if (::access(candidate.c_str(), X_OK) == 0)
+         return candidate;
+      rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+   }
+   return std::nullopt;
 }
-
-reply read_reply(blocking_connection& conn) {
-  std::string line = conn.read_line();
-  if (line.empty()) throw conn.protocol_error("empty line");
-  std::string_view body = std::string_view(line).substr(1);
-  reply r;
-  switch (line[0]) {
-    case '+': r.type = reply::kind::status, r.str = body; break;
-    case '-': r.type = reply::kind::error, r.str = body; break;
-    case ':': r.type = reply::kind::integer, r.integer = parse_integer(body, conn); break;
-    case '$': {
-      long long n = parse_integer(body, conn);
-      r.type = n < 0 ? reply::kind::nil : reply::kind::bulk;
-      if (n >= 0) r.str = conn.read_bulk(static_cast<std::size_t>(n));
-      break;
-    }
-    case '*': {
-      long long n = parse_integer(body, conn);
-      r.type = n < 0 ? reply::kind::nil : reply::kind::array;
-      for (long long i = 0; i < n; ++i) r.elements.push_back(read_reply(conn));
-      break;
-    }
-    default: throw conn.protocol_error("unknown type byte '" + line.substr(0, 1) + "'");
-  }
-  return r;
-}
-
-reply exchange(std::uint16_t port, std::span<const std::string_view> args,
-               std::chrono::milliseconds timeout) {
-  if (args.empty()) throw std::invalid_argument("redis_server::command: no arguments");
-  std::string request = "*" + std::to_string(args.size()) + "\r\n";
-  for (auto arg : args) {
-    request += "$" + std::to_string(arg.size()) + "\r\n";
-    request += arg;
-    request += "\r\n";
-  }
-  std::string what = std::string(args[0]) + " on 127.0.0.1:" + std::to_string(port);
-  blocking_connection conn(port, clock::now() + timeout, std::move(what));
-  conn.write_all(request);
-  return read_reply(conn);
-}
-
-}  // namespace
 
 // Asks the kernel for a free loopback port. The port is released again before redis binds it, so
 // another process may take it in between; the callers retry on a new port when that happens.
-std::uint16_t free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw_errno("socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (!ok) throw_errno("bind 127.0.0.1:0");
-  return ntohs(addr.sin_port);
+std::uint16_t free_loopback_port()
+{
+   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+   if (fd < 0)
+      throw_errno("socket");
+   sockaddr_in addr{};
+   addr.sin_family = AF_INET;
+   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+   socklen_t len = sizeof addr;
+   bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+             ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+   int saved = errno;
+   ::close(fd);
+   errno = saved;
+   if (!ok)
+      throw_errno("bind 127.0.0.1:0");
+   return ntohs(addr.sin_port);
 }
 
-redis_server::redis_server(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
-  std::string last_exit;
-  for (int attempt = 0; attempt < max_start_attempts; ++attempt) {
-    port_ = free_loopback_port();
-    int status = 0;
-    start_result result{};
-    try {
-      result = try_start(clock::now() + start_timeout, status);
-    } catch (...) {
-      kill();  // no destructor runs for a half-constructed object
-      throw;
-    }
-    switch (result) {
-      case start_result::ready: return;
+redis_server::redis_server(std::vector<std::string> extra_args)
+    : extra_args_(std::move(extra_args))
+{
+   std::string last_exit;
+   for (int attempt = 0; attempt < max_start_attempts; ++attempt) {
+      port_ = free_loopback_port();
+      int status = 0;
+      start_result result{};
+      try {
+         result = try_start(clock::now() + start_timeout, status);
+      } catch (...) {
+         kill(); // no destructor runs for a half-constructed object
+         throw;
+      }
+      switch (result) {
+      case start_result::ready:
+         return;
       case start_result::timed_out:
-        throw std::runtime_error("redis-server did not answer PING within 5 s: " + command_line());
-      case start_result::exited: last_exit = describe_status(status); break;
-    }
-  }
-  throw std::runtime_error("redis-server " + last_exit + " on " + std::to_string(max_start_attempts) +
-                           " different ports; run it by hand to see its log: " + command_line());
-}
-
-redis_server::~redis_server() { kill(); }
-
-std::string redis_server::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
-
-bool redis_server::running() const {
-  if (pid_ <= 0) return false;
-  siginfo_t info{};
-  // WNOWAIT: only look, so that kill() or the destructor still reaps the process.
-  int rc = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
-  return rc == 0 && info.si_pid == 0;
-}
-
-void redis_server::pause() {
-  if (pid_ <= 0) throw std::logic_error("redis_server::pause: the server is not running");
-  ::kill(pid_, SIGSTOP);
-  // SIGSTOP is asynchronous; wait until every thread has stopped so no later command gets an answer.
-  siginfo_t info{};
-  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WEXITED | WNOWAIT) < 0 &&
-         errno == EINTR) {
-  }
-}
-
-void redis_server::resume() {
-  if (pid_ > 0) ::kill(pid_, SIGCONT);
-}
-
-void redis_server::kill() noexcept {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGCONT);
-  ::kill(pid_, SIGKILL);  // also works on a stopped process
-  reap(pid_);
-  pid_ = -1;
-}
-
-void redis_server::restart() {
-  kill();
-  // Redis sets SO_REUSEADDR, so TIME_WAIT alone does not block the port; retry anyway in case the old
-  // listening socket has not been torn down yet.
-  auto give_up = clock::now() + start_timeout;
-  for (;;) {
-    int status = 0;
-    switch (try_start(clock::now() + start_timeout, status)) {
-      case start_result::ready: return;
-      case start_result::timed_out:
-        throw std::runtime_error("restarted redis-server did not answer PING within 5 s: " +
-                                 command_line());
+         throw std::runtime_error("redis-server did not answer PING within 5 s: " + command_line());
       case start_result::exited:
-        if (clock::now() >= give_up)
-          throw std::runtime_error("redis-server could not restart on port " + std::to_string(port_) +
-                                   " within 5 s (" + describe_status(status) + "): " + command_line());
-        std::this_thread::sleep_for(20ms);
-    }
-  }
+         last_exit = describe_status(status);
+         break;
+      }
+   }
+   throw std::runtime_error("redis-server " + last_exit + " on " +
+                            std::to_string(max_start_attempts) +
+                            " different ports; run it by hand to see its log: " + command_line());
 }
 
-redis_server::start_result redis_server::try_start(clock::time_point deadline, int& status) {
-  static const std::string executable = find_redis_server();
-  std::vector<std::string> args{executable, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                                "--save", "", "--appendonly", "no", "--daemonize", "no"};
-  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-  pid_ = spawn(args);
-  for (;;) {
-    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        throw std::runtime_error("could not execute " + executable);
-      return start_result::exited;  // most likely the port was taken; the caller decides
-    }
-    if (answers_ping_from_our_pid(deadline)) return start_result::ready;
-    if (clock::now() >= deadline) {
-      kill();
-      return start_result::timed_out;
-    }
-    std::this_thread::sleep_for(5ms);
-  }
+redis_server::~redis_server()
+{
+   kill();
 }
 
-// PONG alone is not enough: if another process grabbed the port first, its server answers while ours
-// is about to exit on a bind error.
-bool redis_server::answers_ping_from_our_pid(clock::time_point deadline) const {
-  auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
-  if (left <= 0ms) return false;
-  try {
-    reply pong = command({"PING"}, left);
-    if (pong.type != reply::kind::status || pong.str != "PONG") return false;
-    std::string info = command({"INFO", "server"}, left).str;
-    return info.find("\r\nprocess_id:" + std::to_string(pid_) + "\r\n") != std::string::npos;
-  } catch (const std::runtime_error&) {
-    return false;  // not listening yet
-  }
+std::string redis_server::url() const
+{
+   return "redis://127.0.0.1:" + std::to_string(port_);
 }
 
-std::string redis_server::command_line() const {
-  std::string line = "redis-server --port " + std::to_string(port_) +
-                     " --bind 127.0.0.1 --save '' --appendonly no --daemonize no";
-  for (const auto& a : extra_args_) line += " '" + a + "'";
-  return line;
+bool redis_server::running() const
+{
+   if (pid_ <= 0)
+      return false;
+   siginfo_t info{};
+   // WNOWAIT: only look, so that kill() or the destructor still reaps the process.
+   int rc = ::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT);
+   return rc == 0 && info.si_pid == 0;
+}
+
+void redis_server::pause()
+{
+   if (pid_ <= 0)
+      throw std::logic_error("redis_server::pause: the server is not running");
+   ::kill(pid_, SIGSTOP);
+   // SIGSTOP is asynchronous; wait until every thread has stopped so no later command gets an
+   // answer.
+   siginfo_t info{};
+   while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WEXITED | WNOWAIT) < 0 &&
+          errno == EINTR) {
+   }
+}
+
+void redis_server::resume()
+{
+   if (pid_ > 0)
+      ::kill(pid_, SIGCONT);
+}
+
+void redis_server::kill() noexcept
+{
+   if (pid_ <= 0)
+      return;
+   ::kill(pid_, SIGCONT);
+   ::kill(pid_, SIGKILL); // also works on a stopped process
+   reap(pid_);
+   pid_ = -1;
+}
+
+void redis_server::restart()
+{
+   kill();
+   // Redis sets SO_REUSEADDR, so TIME_WAIT alone does not block the port; retry anyway in case the
+   // old listening socket has not been torn down yet.
+   auto give_up = clock::now() + start_timeout;
+   for (;;) {
+      int status = 0;
+      switch (try_start(clock::now() + start_timeout, status)) {
+      case start_result::ready:
+         return;
+      case start_result::timed_out:
+         throw std::runtime_error("restarted redis-server did not answer PING within 5 s: " +
+                                  command_line());
+      case start_result::exited:
+         if (clock::now() >= give_up)
+            throw std::runtime_error("redis-server could not restart on port " +
+                                     std::to_string(port_) + " within 5 s (" +
+                                     describe_status(status) + "): " + command_line());
+         std::this_thread::sleep_for(20ms);
+      }
+   }
+}
+
+redis_server::start_result redis_server::try_start(clock::time_point deadline, int& status)
+{
+   static const std::string executable = [] {
+      auto found = find_redis_server();
+      if (!found)
+         throw std::runtime_error("redis-server not found in PATH");
+      return *found;
+   }();
+   std::vector<std::string> args{
+       executable,     "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+       "--appendonly", "no",     "--daemonize",         "no"};
+   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
+   pid_ = spawn(args);
+   for (;;) {
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+         pid_ = -1;
+         if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+            throw std::runtime_error("could not execute " + executable);
+         return start_result::exited; // most likely the port was taken; the caller decides
+      }
+      if (answers_ping_from_our_pid(deadline))
+         return start_result::ready;
+      if (clock::now() >= deadline) {
+         kill();
+         return start_result::timed_out;
+      }
+      std::this_thread::sleep_for(5ms);
+   }
+}
+
+// PONG alone is not enough: if another process grabbed the port first, its server answers while
+// ours is about to exit on a bind error.
+bool redis_server::answers_ping_from_our_pid(clock::time_point deadline) const
+{
+   auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+   if (left <= 0ms)
+      return false;
+   try {
+      reply pong = command({"PING"}, left);
+      if (pong.type != reply::kind::status || pong.str != "PONG")
+         return false;
+      std::string info = command({"INFO", "server"}, left).str;
+      return info.find("\r\nprocess_id:" + std::to_string(pid_) + "\r\n") != std::string::npos;
+   } catch (const std::runtime_error&) {
+      return false; // not listening yet
+   }
+}
+
+std::string redis_server::command_line() const
+{
+   std::string line = "redis-server --port " + std::to_string(port_) +
+                      " --bind 127.0.0.1 --save '' --appendonly no --daemonize no";
+   for (const auto& a : extra_args_)
+      line += " '" + a + "'";
+   return line;
 }
 
 reply redis_server::command(std::initializer_list<std::string_view> args,
-                            std::chrono::milliseconds timeout) const {
-  return exchange(port_, std::span(args.begin(), args.size()), timeout);
+                            std::chrono::milliseconds timeout) const
+{
+   return blocking_client("127.0.0.1", std::to_string(port_), timeout).command(args);
 }
 
 reply redis_server::command(const std::vector<std::string>& args,
-                            std::chrono::milliseconds timeout) const {
-  std::vector<std::string_view> views(args.begin(), args.end());
-  return exchange(port_, views, timeout);
+                            std::chrono::milliseconds timeout) const
+{
+   return blocking_client("127.0.0.1", std::to_string(port_), timeout).command(args);
 }
 
 std::string redis_server::text(std::initializer_list<std::string_view> args,
-                               std::chrono::milliseconds timeout) const {
-  reply r = command(args, timeout);
-  switch (r.type) {
-    case reply::kind::status:
-    case reply::kind::error:
-    case reply::kind::bulk: return r.str;
-    case reply::kind::integer: return std::to_string(r.integer);
-    case reply::kind::nil: return "(nil)";
-    case reply::kind::array: break;
-  }
-  throw std::runtime_error("redis_server::text: the reply is an array; use command()");
+                               std::chrono::milliseconds timeout) const
+{
+   return reply_text(command(args, timeout));
 }
 
-}  // namespace locksmith::test
+command_stats redis_server::commandstats() const
+{
+   return parse_command_stats(text({"INFO", "commandstats"}));
+}
+
+} // namespace locksmith::test

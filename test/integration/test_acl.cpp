@@ -1,26 +1,7 @@
 // ACL users against a real redis-server: a user whose rights stop at the lock's keys, channels
 // and commands can lock, renew, wait and unlock; a wrong password and a denied command fail at
 // once with error::auth_failed; the password shows up nowhere.
-#include <locksmith/locksmith.hpp>
-
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/print.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::test::run;
-using locksmith::test::server_fixture;
-using locksmith::test::tuple;
-using locksmith::test::unique_key;
-using clock_type = std::chrono::steady_clock;
+#include "support/integration.hpp"
 
 namespace {
 
@@ -62,9 +43,21 @@ std::string acl_log(server_fixture& f)
    return out;
 }
 
+// One lock attempt with this config, with a long wait that a refusal must not wait out.
+error_code lock_once(server_fixture& f, locksmith::config cfg, locksmith::report& diag)
+{
+   error_code ec;
+   auto attempt = [&]() -> asio::awaitable<void> {
+      locksmith::client c{f.ioc.get_executor(), std::move(cfg)};
+      std::tie(ec, std::ignore) = co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s}, diag, tuple);
+   };
+   run(f.ioc, attempt(), 30s);
+   return ec;
+}
+
 } // namespace
 
-BOOST_FIXTURE_TEST_SUITE(acl, server_fixture)
+BOOST_FIXTURE_TEST_SUITE(acl, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
 {
@@ -141,16 +134,8 @@ BOOST_AUTO_TEST_CASE(a_user_denied_evalsha_fails_at_once_with_auth_failed)
       if (c != "+evalsha")
          commands.push_back(c);
    add_user(*this, "no-evalsha", commands);
-   error_code ec;
    locksmith::report diag;
-   run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          locksmith::client c{ioc.get_executor(), user_config(*this, "no-evalsha", password)};
-          std::tie(ec, std::ignore) =
-              co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s}, diag, tuple);
-       }(),
-       30s);
+   auto const ec = lock_once(*this, user_config(*this, "no-evalsha", password), diag);
    BOOST_TEST(ec == error::auth_failed, ec.message());
    auto const m = diag.message();
    BOOST_TEST_MESSAGE("report: " << m);
@@ -161,18 +146,10 @@ BOOST_AUTO_TEST_CASE(a_user_denied_evalsha_fails_at_once_with_auth_failed)
 BOOST_AUTO_TEST_CASE(keys_outside_the_users_pattern_fail_with_auth_failed)
 {
    add_user(*this, "locker", lock_commands);
-   error_code ec;
+   auto cfg = user_config(*this, "locker", password);
+   cfg.prefix = "elsewhere:";
    locksmith::report diag;
-   run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          auto cfg = user_config(*this, "locker", password);
-          cfg.prefix = "elsewhere:";
-          locksmith::client c{ioc.get_executor(), cfg};
-          std::tie(ec, std::ignore) =
-              co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s}, diag, tuple);
-       }(),
-       30s);
+   auto const ec = lock_once(*this, cfg, diag);
    BOOST_TEST(ec == error::auth_failed, ec.message());
    BOOST_TEST_MESSAGE("report: " << diag.message());
    BOOST_TEST(diag.message().find("NOPERM") != std::string::npos, diag.message());

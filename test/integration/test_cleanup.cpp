@@ -2,38 +2,11 @@
 // Nothing leaked (issue 8): the releases of failed and cancelled attempts, and of unlocks, are
 // owned by the client until every node answered; a graceful close sees them through; a release
 // that meets a reconnecting node is sent again once it is back. Real redis-servers throughout.
-#include <locksmith/client.hpp>
-#include <locksmith/detail/keys.hpp>
+#include "support/integration.hpp"
 
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/cancel_after.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/test/unit_test.hpp>
-
-#include <algorithm>
-#include <functional>
-#include <memory>
 #include <random>
-#include <string>
-#include <vector>
 
 namespace {
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
-using locksmith::error_code;
-using locksmith::test::redis_server;
-using locksmith::test::run;
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
 
 std::string fresh(std::string const& stem)
 {
@@ -41,26 +14,10 @@ std::string fresh(std::string const& stem)
    return "cleanup/" + stem + "/" + std::to_string(r());
 }
 
-std::string lock_key(std::string const& name) { return locksmith::detail::lock_key("locksmith:", name); }
-
-struct nodes_fixture {
-   std::vector<std::unique_ptr<redis_server>> servers;
-   asio::io_context ioc;
-
-   void start(std::size_t n)
-   {
-      for (std::size_t i = 0; i < n; ++i)
-         servers.push_back(std::make_unique<redis_server>());
-   }
-
+struct nodes_fixture : servers_fixture {
    locksmith::config cfg(std::chrono::milliseconds node_timeout = 50ms) const
    {
-      // Servers that the test just started: no restart quarantine (see test_quarantine.cpp).
-      locksmith::config c{.node_timeout = node_timeout, .restart_quarantine = 0ms};
-      c.nodes.clear();
-      for (auto const& s : servers)
-         c.nodes.push_back(s->url());
-      return c;
+      return servers_fixture::cfg(node_timeout);
    }
 
    // Lock keys of these names on any server.
@@ -72,25 +29,11 @@ struct nodes_fixture {
             n += s->text({"EXISTS", lock_key(name)}) == "1" ? 1 : 0;
       return n;
    }
-
-   // Polls while the io_context runs; false if `cond` is still false at the deadline.
-   asio::awaitable<bool> eventually(std::function<bool()> cond, clock_type::duration deadline = 5s)
-   {
-      auto const until = clock_type::now() + deadline;
-      asio::steady_timer t{ioc};
-      while (!cond()) {
-         if (clock_type::now() >= until)
-            co_return false;
-         t.expires_after(5ms);
-         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-      }
-      co_return true;
-   }
 };
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(cleanup, nodes_fixture)
+BOOST_FIXTURE_TEST_SUITE(cleanup, nodes_fixture, *needs_redis_server())
 
 // 100 attempts cancelled at random moments on free names: whether or not their SETs landed, a
 // graceful close completes only once every release was answered, so no key is left the moment
@@ -149,7 +92,7 @@ BOOST_AUTO_TEST_CASE(close_after_failed_attempts_leaves_no_key_anywhere)
    for (std::size_t i = 2; i < 5; ++i)
       servers[i]->resume();
    run(ioc, [&]() -> asio::awaitable<void> {
-      BOOST_TEST(co_await eventually([&] { return keys_left(names) == 0; }));
+      BOOST_TEST(co_await eventually([&] { return keys_left(names) == 0; }, 5s));
    }());
 }
 
@@ -173,17 +116,17 @@ BOOST_AUTO_TEST_CASE(a_release_during_a_reconnect_is_sent_once_the_node_is_back)
          lb = std::move(l);
          b_done = true;
       }, asio::detached);
-      auto const ch = locksmith::detail::release_channel("locksmith:", name);
+      auto const ch = release_channel(name);
       BOOST_REQUIRE(co_await eventually([&] {
          auto r = servers[0]->command({"PUBSUB", "NUMSUB", ch});
          return r.elements.size() == 2 && r.elements[1].integer == 1;
-      }));
+      }, 5s));
       BOOST_TEST(servers[0]->text({"CLIENT", "KILL", "TYPE", "normal"}) != "0");
       auto const t0 = clock_type::now();
       auto [uec] = co_await a.async_unlock(la, tuple);
       BOOST_TEST_MESSAGE("unlock during the reconnect: " << (uec ? uec.message() : "ok"));
       BOOST_TEST(co_await eventually([&] { return b_done; }, 10s));
-      auto const took = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+      auto const took = to_ms(clock_type::now() - t0);
       BOOST_TEST_MESSAGE("the waiter got the lock " << took << " ms after the unlock");
       BOOST_TEST(!b_ec, b_ec.message());
       BOOST_TEST(servers[0]->text({"GET", lock_key(name)}) == lb.token());

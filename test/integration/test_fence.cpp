@@ -1,41 +1,17 @@
 // The fence key against a real redis-server: renewal keeps it alive with the lock, so that the
 // fence stays strictly increasing however long a lease is held.
-#include <locksmith/locksmith.hpp>
-#include <locksmith/detail/keys.hpp>
-
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/print.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
+#include "support/integration.hpp"
 
 #include <cstdint>
-#include <string>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::test::run;
-using locksmith::test::server_fixture;
-using locksmith::test::tuple;
-using locksmith::test::unique_key;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
 
 // How long the acquire script keeps the fence key beyond the lock's TTL (src/ops.cpp).
 constexpr auto fence_linger = 60s;
 
-std::string fence_key(std::string const& name)
-{
-   return locksmith::detail::fence_key("locksmith:", name);
-}
-
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(fence, server_fixture)
+BOOST_FIXTURE_TEST_SUITE(fence, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(extend_sets_the_fence_key_beyond_the_new_ttl)
 {

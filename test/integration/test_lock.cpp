@@ -1,35 +1,14 @@
 // The single-node lock against a real redis-server: mutual exclusion, ownership checks, expiry,
 // the NOSCRIPT fallback, cancellation, a server that is down, bad input and WRONGTYPE.
-#include <locksmith/locksmith.hpp>
-#include <locksmith/detail/keys.hpp>
-#include <locksmith/detail/scripts.hpp>
+#include "support/integration.hpp"
 
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/print.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
 #include <boost/redis/connection.hpp>
-#include <boost/test/unit_test.hpp>
 
 #include <cstdint>
 
-namespace asio = boost::asio;
 namespace redis = boost::redis;
-using namespace std::chrono_literals;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::lease;
-using locksmith::test::run;
-using locksmith::test::unique_key;
 
-using locksmith::test::server_fixture;
-using locksmith::test::tuple;
-using clock_type = std::chrono::steady_clock;
-
-BOOST_FIXTURE_TEST_SUITE(single_node_lock, server_fixture)
+BOOST_FIXTURE_TEST_SUITE(single_node_lock, server_fixture, *needs_redis_server())
 
 // 64 coroutines over 8 clients (8 connections, so the Redis lock and not only the in-process
 // queue decides) do GET, then yield, then SET on a counter under the lock, 50 times each.
@@ -38,13 +17,12 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
    auto const name = unique_key("lock");
    auto const counter = unique_key("counter");
    constexpr int clients = 8, per_client = 8, rounds = 50;
-   std::vector<std::unique_ptr<locksmith::client>> cs;
-   for (int i = 0; i < clients; ++i)
-      cs.push_back(std::make_unique<locksmith::client>(f.ioc.get_executor(), f.cfg()));
+   auto const cs = make_clients(f.ioc, f.cfg(), clients);
    redis::connection data{f.ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
    rc.addr.port = std::to_string(f.srv.port());
-   data.async_run(rc, asio::detached);
+   bool data_stopped = false;
+   data.async_run(rc, [&](error_code) { data_stopped = true; });
    int failures = 0, finished = 0;
 
    auto worker = [&](locksmith::client& c) -> asio::awaitable<void> {
@@ -77,6 +55,8 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
       }
    }(), 120s);
    data.cancel();
+   // Its run ends on the io_context: let it, before the connection goes.
+   BOOST_TEST(run(f.ioc, eventually([&] { return data_stopped; })));
    BOOST_TEST(failures == 0);
    BOOST_TEST(f.srv.text({"GET", counter}) == std::to_string(clients * per_client * rounds));
 }

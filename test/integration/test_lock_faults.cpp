@@ -1,30 +1,8 @@
 // The single-node lock when things go wrong: cancellation, a server that is down or frozen,
 // bad input, and a key of another type.
-#include <locksmith/locksmith.hpp>
-#include <locksmith/detail/keys.hpp>
+#include "support/integration.hpp"
 
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/print.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::lease;
-using locksmith::test::run;
-using locksmith::test::unique_key;
-
-using locksmith::test::server_fixture;
-using locksmith::test::tuple;
-using clock_type = std::chrono::steady_clock;
-
-BOOST_FIXTURE_TEST_SUITE(single_node_faults, server_fixture)
+BOOST_FIXTURE_TEST_SUITE(single_node_faults, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(cancelling_a_waiter_leaves_no_key)
 {

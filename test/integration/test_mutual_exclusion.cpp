@@ -3,6 +3,7 @@
 // 4 clients x 8 coroutines x 4 names, on 1 and on 5 nodes, for both strategies, with at least
 // 20,000 cycles per run and no fault injected, so that every error counts.
 #include "support/contention.hpp"
+#include "support/fixture.hpp"
 #include "support/redis_server.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -13,7 +14,6 @@
 namespace {
 using locksmith::test::contention_shape;
 using locksmith::test::contention_tally;
-using locksmith::test::redis_server;
 
 void check(contention_tally const& t, contention_shape const& s, char const* what)
 {
@@ -30,18 +30,14 @@ void check(contention_tally const& t, contention_shape const& s, char const* wha
 
 void contend_on(std::size_t n, contention_shape s, char const* what)
 {
-   std::vector<std::unique_ptr<redis_server>> servers;
-   std::vector<std::string> urls;
-   for (std::size_t i = 0; i < n; ++i) {
-      servers.push_back(std::make_unique<redis_server>());
-      urls.push_back(servers.back()->url());
-   }
-   check(locksmith::test::run_contention(urls, s), s, what);
+   locksmith::test::servers_fixture f;
+   f.start(n);
+   check(locksmith::test::run_contention(locksmith::test::urls_of(f.servers), s), s, what);
 }
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(mutual_exclusion)
+BOOST_AUTO_TEST_SUITE(mutual_exclusion, *locksmith::test::needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(one_node_subscribe) { contend_on(1, {}, "1 node, subscribe"); }
 BOOST_AUTO_TEST_CASE(one_node_spin) { contend_on(1, {.spin = true}, "1 node, spin 2 ms"); }

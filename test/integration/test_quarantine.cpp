@@ -2,56 +2,27 @@
 // Restart quarantine (issue 8): 3 of 5 nodes are killed and restarted empty while a lease is
 // held. Without quarantine a second client gets the lock at once (the hazard, shown first); with
 // it, neither an old client nor a new one gets it until the quarantine has passed.
-#include <locksmith/client.hpp>
+#include "support/integration.hpp"
 
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/deferred.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/test/unit_test.hpp>
-
-#include <algorithm>
-#include <memory>
 #include <random>
-#include <string>
-#include <vector>
 
-namespace {
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
-using locksmith::test::redis_server;
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
-
-}  // namespace
-
-BOOST_AUTO_TEST_SUITE(restart_quarantine)
+BOOST_FIXTURE_TEST_SUITE(restart_quarantine, servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_passed)
 {
-   std::vector<std::unique_ptr<redis_server>> servers;
-   for (int i = 0; i < 5; ++i)
-      servers.push_back(std::make_unique<redis_server>());
+   start(5);
    auto cfg = [&](std::chrono::milliseconds quarantine) {
-      locksmith::config c{.node_timeout = 200ms, .restart_quarantine = quarantine};
-      c.nodes.clear();
-      for (auto const& s : servers)
-         c.nodes.push_back(s->url());
+      auto c = servers_fixture::cfg(200ms);
+      c.restart_quarantine = quarantine;
       return c;
    };
    constexpr auto quarantine = 3s;
-   asio::io_context ioc;
    locksmith::client holder{ioc.get_executor(), cfg(0ms)};  // its own lock is not the subject
    locksmith::client old_client{ioc.get_executor(), cfg(quarantine)};
    auto const name = "quarantine/" + std::to_string(std::random_device{}());
    // No renewal, and a TTL within the quarantine: what the quarantine protects.
    auto const held = locksmith::lock_options{.ttl = 2s, .wait = 0s, .renew = false};
-   locksmith::test::run(ioc, [&]() -> asio::awaitable<void> {
+   run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await holder.async_lock(name, held);
       // The old client learned the uptimes before the restart: the servers, just started, are
       // in quarantine too, so its first lock waits it out.

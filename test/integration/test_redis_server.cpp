@@ -1,5 +1,7 @@
 // The test-support helpers themselves: if these fail, every other integration test is suspect.
+#include "support/fixture.hpp"
 #include "support/keys.hpp"
+#include "support/preconditions.hpp"
 #include "support/redis_server.hpp"
 #include "support/run.hpp"
 
@@ -31,7 +33,7 @@ bool reaped(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(redis_server_helper)
+BOOST_AUTO_TEST_SUITE(redis_server_helper, *locksmith::test::needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(starts_empty_and_answers_ping, *utf::timeout(30)) {
   redis_server server;
@@ -222,6 +224,24 @@ BOOST_AUTO_TEST_CASE(deadline_cancels_and_leaves_the_context_reusable, *utf::tim
   BOOST_TEST(!ioc.stopped());
   BOOST_TEST(locksmith::test::run(ioc, answer_after(1ms), 5s) == 42);
   BOOST_TEST(cancelled);  // the abandoned coroutine unwound while the context ran again
+}
+
+BOOST_AUTO_TEST_CASE(no_work_left_waits_for_work_that_ends, *utf::timeout(30)) {
+  asio::io_context ioc;
+  asio::steady_timer timer(ioc, 20ms);
+  bool fired = false;
+  timer.async_wait([&](boost::system::error_code) { fired = true; });
+  locksmith::test::expect_no_work_left(ioc, 5s);
+  BOOST_TEST(fired);
+  BOOST_TEST(ioc.stopped());
+}
+
+// The check itself fails the test here, as it would after a test whose client left work behind.
+BOOST_AUTO_TEST_CASE(no_work_left_fails_on_work_that_never_ends,
+                     *utf::timeout(30) * utf::expected_failures(1)) {
+  asio::io_context ioc;
+  asio::co_spawn(ioc, tick_forever(), asio::detached);
+  locksmith::test::expect_no_work_left(ioc, 50ms);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,14 +2,7 @@
 // users must: every operation and completion stays on the strand, and mutual exclusion holds.
 // Built with -fsanitize=thread (scripts/test.sh --sanitize thread), this is the test that lets
 // the thread sanitizer look at the library's handlers on several threads.
-#include <locksmith/locksmith.hpp>
-
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/redis_server.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
+#include "support/integration.hpp"
 
 #include <future>
 #include <map>
@@ -17,13 +10,7 @@
 #include <set>
 #include <thread>
 
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::test::redis_server;
-using locksmith::test::tuple;
-using locksmith::test::unique_key;
-
-BOOST_AUTO_TEST_SUITE(threads)
+BOOST_AUTO_TEST_SUITE(threads, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(one_client_on_a_strand_of_an_io_context_run_by_4_threads)
 {
@@ -94,7 +81,7 @@ BOOST_AUTO_TEST_CASE(one_client_on_a_strand_of_an_io_context_run_by_4_threads)
    BOOST_TEST(off_strand == 0);
    BOOST_TEST_MESSAGE("completions ran on " << threads_seen.size() << " threads");
    for (auto const& n : names)
-      BOOST_TEST(srv.text({"EXISTS", locksmith::test::server_fixture::lock_key(n)}) == "0");
+      BOOST_TEST(srv.text({"EXISTS", lock_key(n)}) == "0");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,47 +1,16 @@
 // TLS against a real redis-server with --tls-port, with certificates the tests make with openssl:
 // verified by default, by chain and by host name; mutual TLS; a failed handshake ends the
 // operation at once with the node and the reason, not after the wait.
-#include <locksmith/locksmith.hpp>
-
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/print.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
+#include "support/integration.hpp"
 #include "support/tls_certs.hpp"
 
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::test::redis_server;
-using locksmith::test::run;
 using locksmith::test::test_certs;
-using locksmith::test::tuple;
-using locksmith::test::unique_key;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-// A redis-server with a TLS listener beside its plain one (which the test helper talks to).
-struct tls_server {
-   explicit tls_server(std::string const& cert, std::string const& key,
-                       bool require_client_cert = false)
-       : tls_port{locksmith::test::free_loopback_port()}
-       , srv{locksmith::test::tls_server_args(tls_port, cert, key, require_client_cert)}
-   {
-   }
-
-   std::string url(std::string const& host = "localhost") const
-   {
-      return "rediss://" + host + ":" + std::to_string(tls_port);
-   }
-
-   std::uint16_t tls_port;
-   redis_server srv;
+// A redis-server with a TLS listener, and the io_context of the test's client.
+struct tls_server : locksmith::test::tls_redis_server {
+   using tls_redis_server::tls_redis_server;
    asio::io_context ioc;
 };
 
@@ -64,13 +33,13 @@ outcome lock_and_unlock(tls_server& s, locksmith::config cfg, std::string const&
           o.took = clock_type::now() - t0;
           o.ec = ec;
           if (!ec) {
-             BOOST_TEST(s.srv.text({"EXISTS", locksmith::test::server_fixture::lock_key(name)}) ==
-                        "1");
+             BOOST_TEST(s.srv.text({"EXISTS", lock_key(name)}) == "1");
              auto [uec] = co_await c.async_unlock(l, tuple);
              BOOST_TEST(!uec, uec.message());
           }
        }(),
        30s);
+   locksmith::test::expect_no_work_left(s.ioc);
    return o;
 }
 
@@ -94,7 +63,7 @@ void check_refused(outcome const& o, std::string const& node, std::string const&
 
 } // namespace
 
-BOOST_AUTO_TEST_SUITE(tls)
+BOOST_AUTO_TEST_SUITE(tls, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(lock_and_unlock_over_verified_tls)
 {

@@ -1,30 +1,9 @@
 // Lease renewal and lost leases against a real redis-server: a short TTL outlived by its holder,
 // a frozen server, a key deleted behind our back, a killed connection, a release during a
 // renewal, max_hold, and many leases renewed at once.
-#include <locksmith/locksmith.hpp>
-#include <locksmith/detail/keys.hpp>
+#include "support/integration.hpp"
 
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/print.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::lease;
-using locksmith::test::run;
-using locksmith::test::unique_key;
-using locksmith::test::server_fixture;
-using locksmith::test::tuple;
-using clock_type = std::chrono::steady_clock;
-
-BOOST_FIXTURE_TEST_SUITE(watchdog, server_fixture)
+BOOST_FIXTURE_TEST_SUITE(watchdog, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_one_second_lease_held_for_five_seconds_stays_held)
 {

@@ -9,6 +9,8 @@
 
 #include <locksmith/client.hpp>
 
+#include "support/config.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/deferred.hpp>
@@ -110,8 +112,7 @@ inline contention_tally run_contention(std::vector<std::string> const& nodes, co
 {
    namespace asio = boost::asio;
    asio::io_context ioc{1};
-   // Servers just started: no restart quarantine (config::restart_quarantine).
-   config cfg{.nodes = nodes, .node_timeout = s.node_timeout, .restart_quarantine = std::chrono::milliseconds{0}};
+   auto const cfg = test_config(nodes, s.node_timeout);
    std::vector<std::unique_ptr<client>> clients;
    for (int i = 0; i < s.clients; ++i)
       clients.push_back(std::make_unique<client>(ioc.get_executor(), cfg));

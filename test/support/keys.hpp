@@ -2,6 +2,8 @@
 // leftover key names the test that wrote it.
 #pragma once
 
+#include <locksmith/detail/keys.hpp>
+
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
@@ -32,6 +34,17 @@ inline std::string unique_key(std::string_view hint = {}) {
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random()));
   return key.append("/").append(hex);
+}
+
+// The Redis keys and channel of the lock `name` under the default prefix, "locksmith:".
+inline std::string lock_key(std::string_view name) {
+  return locksmith::detail::lock_key("locksmith:", name);
+}
+inline std::string fence_key(std::string_view name) {
+  return locksmith::detail::fence_key("locksmith:", name);
+}
+inline std::string release_channel(std::string_view name) {
+  return locksmith::detail::release_channel("locksmith:", name);
 }
 
 }  // namespace locksmith::test

@@ -1,5 +1,7 @@
 #include "support/tls_certs.hpp"
 
+#include "support/temp_dir.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,26 +12,14 @@
 namespace locksmith::test {
 namespace {
 
-namespace fs = std::filesystem;
-
 void sh(const std::string& command) {
   // Quiet unless it fails: openssl prints its progress on stderr.
   if (std::system((command + " >/dev/null 2>&1").c_str()) != 0)
     throw std::runtime_error("command failed: " + command);
 }
 
-struct cert_dir {
-  fs::path path;
-  cert_dir() {
-    std::string tmpl = (fs::temp_directory_path() / "locksmith-tls-XXXXXX").string();
-    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path = tmpl;
-  }
-  ~cert_dir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
+struct cert_dir : temp_dir {
+  cert_dir() : temp_dir("locksmith-tls") {}
 };
 
 // P-256 keys: quick to make, and every TLS version redis-server speaks accepts them.
@@ -79,6 +69,15 @@ std::vector<std::string> tls_server_args(std::uint16_t tls_port, const std::stri
           "--tls-key-file",     key,
           "--tls-ca-cert-file", test_certs().ca,
           "--tls-auth-clients", require_client_cert ? "yes" : "no"};
+}
+
+tls_redis_server::tls_redis_server(const std::string& cert, const std::string& key,
+                                   bool require_client_cert)
+    : tls_port(free_loopback_port()),
+      srv(tls_server_args(tls_port, cert, key, require_client_cert)) {}
+
+std::string tls_redis_server::url(const std::string& host) const {
+  return "rediss://" + host + ":" + std::to_string(tls_port);
 }
 
 }  // namespace locksmith::test

@@ -2,6 +2,8 @@
 // redis-server arguments that serve TLS with them.
 #pragma once
 
+#include "support/redis_server.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,5 +30,17 @@ const tls_certs& test_certs();
 // trusting `ca` for client certificates, which it requires when `require_client_cert`.
 std::vector<std::string> tls_server_args(std::uint16_t tls_port, const std::string& cert,
                                          const std::string& key, bool require_client_cert = false);
+
+// A redis-server with a TLS listener beside its plain port (which the blocking helper talks to).
+struct tls_redis_server {
+  tls_redis_server(const std::string& cert, const std::string& key,
+                   bool require_client_cert = false);
+
+  // "rediss://<host>:<tls_port>"; the certificates are for localhost and 127.0.0.1.
+  std::string url(const std::string& host = "localhost") const;
+
+  std::uint16_t tls_port;
+  redis_server srv;
+};
 
 }  // namespace locksmith::test

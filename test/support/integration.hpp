@@ -1,0 +1,53 @@
+// What the integration test files start with: the library, the support helpers, and the names
+// that every one of them uses. Test code only: it opens namespaces at file scope.
+#pragma once
+
+#include <locksmith/locksmith.hpp>
+
+#include "support/config.hpp"
+#include "support/fixture.hpp"
+#include "support/keys.hpp"
+#include "support/print.hpp"
+#include "support/redis_server.hpp"
+#include "support/run.hpp"
+#include "support/tasks.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace asio = boost::asio;
+namespace utf = boost::unit_test;
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::lease;
+using locksmith::node_vote;
+using locksmith::test::countdown;
+using locksmith::test::event;
+using locksmith::test::eventually;
+using locksmith::test::fence_key;
+using locksmith::test::lock_key;
+using locksmith::test::make_clients;
+using locksmith::test::needs_redis_server;
+using locksmith::test::redis_server;
+using locksmith::test::release_channel;
+using locksmith::test::run;
+using locksmith::test::server_fixture;
+using locksmith::test::servers_fixture;
+using locksmith::test::task_group;
+using locksmith::test::test_config;
+using locksmith::test::tuple;
+using locksmith::test::unique_key;
+using locksmith::test::yield;
+
+/// Milliseconds, for messages.
+inline double to_ms(clock_type::duration d)
+{
+   return std::chrono::duration<double, std::milli>(d).count();
+}

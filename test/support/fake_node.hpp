@@ -4,17 +4,20 @@
 // connection behaves, as far as the engine can tell:
 //  - commands run one at a time, in the order they were sent (a FIFO per node), and each reply
 //    is delivered through the executor, never inline;
-//  - the three scripts are evaluated on a map key -> (value, expiry), with the arguments parsed
+//  - the three scripts are evaluated on its keyspace (fake_store.hpp), with the arguments parsed
 //    back from the call's `EVAL` request (the RESP text that would go on the wire);
 //  - each call has its own timeout, after which it completes with asio::error::timed_out;
 //  - the script cache is modelled, with the NOSCRIPT fallback as node.hpp specifies it: EVALSHA
 //    first, and on NOSCRIPT the script's text, but only while `still_wanted()` says so.
 //
-// A fault_plan shared by the nodes of a test injects one failure at the n-th node call, counted
-// across all nodes, as Beast's fail counters do.
+// A fault_plan shared by the nodes of a test (fake_faults.hpp) injects one failure at the n-th
+// node call, counted across all nodes.
 #pragma once
 
 #include "../../src/node.hpp"
+
+#include "support/fake_faults.hpp"
+#include "support/fake_store.hpp"
 
 #include <locksmith/detail/scripts.hpp>
 
@@ -23,107 +26,42 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace locksmith::test {
 
-/// What goes wrong with one node call.
-enum class fault {
-   none,
-   timeout,      ///< the request is lost on the way: no effect; timed_out after the call's timeout
-   refused,      ///< the connection is down: no effect; connection_refused at once
-   hang,         ///< the node stalls (like SIGSTOP) on this command: it runs, and the node's later
-                 ///< commands after it, only after `fault_plan::hang_for`; the call times out
-   lost_reply,   ///< the command runs (the SET lands) but the reply is lost: connection_reset
-   error_reply,  ///< the server answers an error (say OOM) without running the command
-   noscript,     ///< the node's script cache was flushed just before this command
-   wrong_shape,  ///< the command runs, but the reply is of another script's shape, as when a
-                 ///< connection matches replies to the wrong requests
-};
-
-inline char const* to_string(fault f)
-{
-   constexpr char const* names[] = {"none", "timeout", "refused", "hang", "lost_reply", "error_reply", "noscript", "wrong_shape"};
-   return names[static_cast<int>(f)];
-}
-
-/// Injects `what` at the `fail_at`-th node call (1-based, counted over every node; 0: never).
-struct fault_plan {
-   std::size_t fail_at = 0;
-   fault what = fault::none;
-   std::chrono::milliseconds hang_for{100};
-   std::size_t calls = 0;  // node calls made so far
-
-   fault next()
-   {
-      ++calls;
-      return calls == fail_at ? what : fault::none;
-   }
-};
-
-/// The words of a RESP array of bulk strings, as request::payload() holds one command.
-inline std::vector<std::string> parse_resp_command(std::string_view s)
-{
-   auto line = [&s]() {
-      auto const end = s.find("\r\n");
-      if (end == std::string_view::npos)
-         throw std::runtime_error("fake_node: truncated RESP");
-      auto l = s.substr(0, end);
-      s.remove_prefix(end + 2);
-      return l;
-   };
-   auto number = [](std::string_view l) { return static_cast<std::size_t>(std::stoull(std::string{l.substr(1)})); };
-   auto const header = line();
-   if (header.empty() || header[0] != '*')
-      throw std::runtime_error("fake_node: not a RESP array");
-   std::vector<std::string> words(number(header));
-   for (auto& w : words) {
-      auto const h = line();
-      if (h.empty() || h[0] != '$')
-         throw std::runtime_error("fake_node: not a bulk string");
-      auto const n = number(h);
-      if (s.size() < n + 2 || s.substr(n, 2) != "\r\n")
-         throw std::runtime_error("fake_node: bad bulk string");
-      w = std::string{s.substr(0, n)};
-      s.remove_prefix(n + 2);
-   }
-   if (!s.empty())
-      throw std::runtime_error("fake_node: more than one command");
-   return words;
-}
-
-class fake_node final : public detail::node, public std::enable_shared_from_this<fake_node> {
+class fake_node final : public detail::node,
+                        public fake_store,
+                        public std::enable_shared_from_this<fake_node> {
 public:
-   using clock = std::chrono::steady_clock;
-
-   /// `clock_base` is this node's server time (µs) at creation, so that nodes mint different
-   /// fencing tokens and the maximum over a quorum means something.
-   fake_node(boost::asio::any_io_executor ex, std::string name, std::shared_ptr<fault_plan> plan, std::uint64_t clock_base)
-   : ex_{std::move(ex)}
-   , name_{std::move(name)}
-   , plan_{std::move(plan)}
-   , clock_base_{clock_base}
-   , hang_timer_{ex_}
+   /// `clock_base`: see fake_store.
+   fake_node(boost::asio::any_io_executor ex, std::string name, std::shared_ptr<fault_plan> plan,
+             std::uint64_t clock_base)
+       : fake_store{clock_base}
+       , ex_{std::move(ex)}
+       , name_{std::move(name)}
+       , plan_{std::move(plan)}
+       , hang_timer_{ex_}
    {
       // A warm node: every script is in its cache, as on a connection that has run a while.
-      for (auto const* s : {&detail::acquire_script(), &detail::release_script(), &detail::extend_script()})
+      for (auto const* s :
+           {&detail::acquire_script(), &detail::release_script(), &detail::extend_script()})
          cached_.insert(s->sha1);
    }
 
    // --- detail::node
    void eval(std::shared_ptr<detail::script_call const> call, std::chrono::milliseconds timeout,
-             std::function<bool()> still_wanted, std::function<void(detail::node_reply&&)> done) override
+             std::function<bool()> still_wanted,
+             std::function<void(detail::node_reply&&)> done) override
    {
       auto p = std::make_shared<pending>(ex_);
       p->call = std::move(call);
@@ -146,7 +84,7 @@ public:
             self->finish(*p, boost::asio::error::timed_out, {});
       });
       if (p->f == fault::timeout)
-         return;  // lost on the way: never runs
+         return; // lost on the way: never runs
       enqueue(std::move(p), false);
    }
    // Subscriptions are confirmed at once, as a server would, by a push posted to the client.
@@ -172,53 +110,6 @@ public:
 
    // --- what tests look at and control
 
-   /// The value of a key that has not expired.
-   std::optional<std::string> get(std::string const& key) const
-   {
-      auto it = store_.find(key);
-      if (it == store_.end() || expired(it->second))
-         return std::nullopt;
-      return it->second.value;
-   }
-
-   /// The live keys whose value is `value` (a lock token).
-   std::vector<std::string> keys_holding(std::string const& value) const
-   {
-      std::vector<std::string> out;
-      for (auto const& [k, e] : store_)
-         if (!expired(e) && e.value == value)
-            out.push_back(k);
-      return out;
-   }
-
-   /// Every live key that holds a lock token (not a fence key).
-   std::map<std::string, std::string> lock_keys() const
-   {
-      std::map<std::string, std::string> out;
-      for (auto const& [k, e] : store_)
-         if (!expired(e) && !k.ends_with(":fence"))
-            out.emplace(k, e.value);
-      return out;
-   }
-
-   /// Time left on a key, or nothing.
-   std::optional<clock::duration> ttl(std::string const& key) const
-   {
-      auto it = store_.find(key);
-      if (it == store_.end() || expired(it->second) || !it->second.expires)
-         return std::nullopt;
-      return *it->second.expires - clock::now();
-   }
-
-   /// Sets a key, as another owner would have.
-   void set(std::string const& key, std::string value, std::chrono::milliseconds ttl)
-   {
-      store_[key] = entry{std::move(value), clock::now() + ttl};
-   }
-
-   /// Deletes a key, as a restart that comes back empty does.
-   void erase(std::string const& key) { store_.erase(key); }
-
    /// Stalls the node (SIGSTOP): commands queue up and run, in order, after thaw().
    void freeze() { frozen_ = true; }
    void thaw()
@@ -233,23 +124,21 @@ public:
    /// The commands queued or running.
    std::size_t backlog() const noexcept { return queue_.size() + (busy_ ? 1 : 0); }
 
-   std::map<std::string, std::uint64_t> minted;           // token -> the last fence minted for it
-   std::vector<std::string> releases_lost_to_faults;      // tokens whose release an injected fault dropped
-   std::vector<std::string> releases_not_retried;         // tokens whose release got NOSCRIPT and no fallback
+   std::vector<std::string>
+       releases_lost_to_faults; // tokens whose release an injected fault dropped
+   std::vector<std::string>
+       releases_not_retried; // tokens whose release got NOSCRIPT and no fallback
    std::map<std::string, int> subscriptions;
    std::size_t evals = 0;
-   std::size_t publishes = 0;
-   std::size_t reconnects = 0;  // reconnect() calls: replies of the wrong shape
+   std::size_t reconnects = 0; // reconnect() calls: replies of the wrong shape
    bool started = false;
 
 private:
-   struct entry {
-      std::string value;
-      std::optional<clock::time_point> expires;
-   };
-
    struct pending {
-      explicit pending(boost::asio::any_io_executor const& ex) : timeout{ex} { }
+      explicit pending(boost::asio::any_io_executor const& ex)
+          : timeout{ex}
+      {
+      }
       std::shared_ptr<detail::script_call const> call;
       std::function<bool()> still_wanted;
       std::function<void(detail::node_reply&&)> done;
@@ -263,8 +152,6 @@ private:
       std::shared_ptr<pending> p;
       bool by_text;
    };
-
-   static bool expired(entry const& e) { return e.expires && *e.expires <= clock::now(); }
 
    void enqueue(std::shared_ptr<pending> p, bool by_text)
    {
@@ -292,7 +179,7 @@ private:
    {
       busy_ = false;
       if (frozen_)
-         return;  // the head stays queued until thaw()
+         return; // the head stays queued until thaw()
       auto c = std::move(queue_.front());
       queue_.pop_front();
       run(c);
@@ -325,98 +212,32 @@ private:
       if (words.size() < 3 || words[0] != "EVAL" || words[1] != code.text)
          throw std::logic_error("fake_node: the call's by_text request is not EVAL of its script");
       auto const nkeys = std::stoul(words[2]);
-      std::vector<std::string> keys(words.begin() + 3, words.begin() + 3 + static_cast<long>(nkeys));
+      std::vector<std::string> keys(words.begin() + 3,
+                                    words.begin() + 3 + static_cast<long>(nkeys));
       std::vector<std::string> args(words.begin() + 3 + static_cast<long>(nkeys), words.end());
-      auto resp = evaluate(code, keys, args);
+      auto resp = evaluate(code, keys, args,
+                           [this](std::string const& channel, std::string const& message) {
+                              if (subscriptions[channel] > 0)
+                                 push({detail::push_event::kind::message, channel, message});
+                           });
       if (p->f == fault::lost_reply && first_try)
          return reply_later(p, boost::asio::error::connection_reset, {});
-      if (p->f == fault::wrong_shape && first_try)  // a release's reply for an acquire, a grant for the others
+      if (p->f == fault::wrong_shape &&
+          first_try) // a release's reply for an acquire, a grant for the others
          return reply_later(p, {}, &code == &detail::acquire_script() ? number(1) : pair(1, 42));
       reply_later(p, {}, std::move(resp));
-   }
-
-   boost::redis::generic_response evaluate(detail::script const& code, std::vector<std::string> const& keys,
-                                           std::vector<std::string> const& args)
-   {
-      using boost::redis::resp3::type;
-      auto const now = clock::now();
-      if (&code == &detail::acquire_script()) {
-         check(keys.size() == 2 && args.size() == 3);
-         if (auto held = get(keys[0]))
-            return pair(0, ttl(keys[0]) ? std::chrono::duration_cast<std::chrono::milliseconds>(*ttl(keys[0])).count() : -1);
-         store_[keys[0]] = entry{args[0], now + std::chrono::milliseconds{std::stoll(args[1])}};
-         std::uint64_t const server_time = clock_base_ + ++ticks_;
-         std::uint64_t const last = get(keys[1]) ? std::stoull(*get(keys[1])) : 0;
-         auto const fence = std::max(last + 1, server_time);
-         store_[keys[1]] = entry{std::to_string(fence), now + std::chrono::milliseconds{std::stoll(args[2])}};
-         minted[args[0]] = fence;
-         return pair(1, static_cast<std::int64_t>(fence));
-      }
-      if (&code == &detail::release_script()) {
-         check(keys.size() == 1 && args.size() == 2);
-         auto v = get(keys[0]);
-         if (v == args[0]) {
-            store_.erase(keys[0]);
-            ++publishes;
-            if (subscriptions[args[1]] > 0)
-               push({detail::push_event::kind::message, args[1], args[0]});
-            return number(1);
-         }
-         return number(v ? 0 : -1);
-      }
-      if (&code == &detail::extend_script()) {
-         check(keys.size() == 2 && args.size() == 3);
-         auto v = get(keys[0]);
-         if (v == args[0]) {
-            store_[keys[0]].expires = now + std::chrono::milliseconds{std::stoll(args[1])};
-            if (get(keys[1]))
-               store_[keys[1]].expires = now + std::chrono::milliseconds{std::stoll(args[2])};
-            return number(1);
-         }
-         return number(v ? 0 : -1);
-      }
-      throw std::logic_error("fake_node: unknown script");
-   }
-
-   static void check(bool ok)
-   {
-      if (!ok)
-         throw std::logic_error("fake_node: unexpected script arguments");
-   }
-
-   static boost::redis::generic_response number(std::int64_t v)
-   {
-      using boost::redis::resp3::type;
-      boost::redis::generic_response r;
-      r.value().push_back({type::number, 1, 0, std::to_string(v)});
-      return r;
-   }
-
-   static boost::redis::generic_response pair(std::int64_t flag, std::int64_t v)
-   {
-      using boost::redis::resp3::type;
-      boost::redis::generic_response r;
-      r.value().push_back({type::array, 2, 0, ""});
-      r.value().push_back({type::number, 1, 1, std::to_string(flag)});
-      r.value().push_back({type::number, 1, 1, std::to_string(v)});
-      return r;
-   }
-
-   static boost::redis::generic_response error_resp(std::string text)
-   {
-      boost::redis::generic_response r;
-      r = boost::redis::adapter::error{boost::redis::resp3::type::simple_error, std::move(text)};
-      return r;
    }
 
    // A release that never ran on this node (its key, if any, stays until its TTL).
    static void note_dropped_release(pending const& p, std::vector<std::string>& to)
    {
       if (p.call->code == &detail::release_script())
-         to.push_back(parse_resp_command(p.call->by_text().payload()).at(4));  // EVAL text 1 key token channel
+         to.push_back(parse_resp_command(p.call->by_text().payload())
+                          .at(4)); // EVAL text 1 key token channel
    }
 
-   void reply_later(std::shared_ptr<pending> const& p, error_code ec, boost::redis::generic_response resp)
+   void reply_later(std::shared_ptr<pending> const& p, error_code ec,
+                    boost::redis::generic_response resp)
    {
       boost::asio::post(ex_, [self = shared_from_this(), p, ec, resp = std::move(resp)]() mutable {
          self->finish(*p, ec, std::move(resp));
@@ -457,14 +278,11 @@ private:
    detail::push_handler on_push_;
    std::string name_;
    std::shared_ptr<fault_plan> plan_;
-   std::uint64_t clock_base_;
-   std::uint64_t ticks_ = 0;
    boost::asio::steady_timer hang_timer_;
-   std::map<std::string, entry> store_;
    std::set<std::string> cached_;
    std::deque<command> queue_;
    bool busy_ = false;
    bool frozen_ = false;
 };
 
-}  // namespace locksmith::test
+} // namespace locksmith::test

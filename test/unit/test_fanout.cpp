@@ -1,110 +1,38 @@
-// The quorum engine (src/fanout.cpp, src/ops.cpp) over in-memory fake nodes: one fault injected
-// at the n-th node call, for every n of a lock / extend / unlock run, with 1, 3 and 5 nodes. No
-// sockets: the fake nodes (test/support/fake_node.hpp) keep the keys, so the tests can look at
-// what each node holds when a lease is granted and after everything has settled.
-#include "../../src/client_core.hpp"
+// The quorum engine (src/fanout.cpp under client_core) over in-memory fake nodes: one fault
+// injected at the n-th node call, for every n of a lock / extend / unlock run, with 1, 3 and 5
+// nodes. No sockets: the fake nodes (test/support/fake_node.hpp) keep the keys, so the tests can
+// look at what each node holds when a lease is granted and after everything has settled. The cases
+// that the sweep cannot set up are in test_fanout_cases.cpp.
+#include "fanout.hpp"
 
-#include "support/fake_node.hpp"
-#include "support/print.hpp"
-
-#include <locksmith/detail/keys.hpp>
-#include <locksmith/detail/quorum.hpp>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/test/unit_test.hpp>
-
-#include <algorithm>
-#include <exception>
-#include <memory>
-#include <string>
-#include <vector>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::node_vote;
-using locksmith::detail::client_core;
 using locksmith::detail::quorum_of;
-using locksmith::test::fake_node;
-using locksmith::test::fault;
-using locksmith::test::fault_plan;
-using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-std::string const prefix = "locksmith:";
-std::string const name = "orders/42";
-std::string const key = locksmith::detail::lock_key(prefix, name);
-
-// N fake nodes that share one fault plan, and a client_core over them.
-struct cluster {
-   asio::io_context ioc;
-   std::shared_ptr<fault_plan> plan = std::make_shared<fault_plan>();
-   std::vector<std::shared_ptr<fake_node>> fakes;
-   std::shared_ptr<client_core> core;
-
-   explicit cluster(std::size_t n, std::chrono::milliseconds node_timeout = 20ms)
-   {
-      for (std::size_t i = 0; i < n; ++i) {
-         // Server clocks that differ, and not in node order, so that the highest fence of a
-         // quorum is not always the last node's.
-         auto const clock_base = 1'000'000 + 1'000 * ((i * 3) % n);
-         fakes.push_back(std::make_shared<fake_node>(ioc.get_executor(), "fake" + std::to_string(i), plan, clock_base));
-      }
-      core = std::make_shared<client_core>(
-         ioc.get_executor(), locksmith::config{.node_timeout = node_timeout},
-         std::vector<std::shared_ptr<locksmith::detail::node>>(fakes.begin(), fakes.end()));
-      core->start();
-   }
-
-   std::size_t holding(std::string const& token) const
-   {
-      return static_cast<std::size_t>(std::count_if(
-         fakes.begin(), fakes.end(), [&](auto const& f) { return f->get(key) == token; }));
-   }
-
-   // Runs the coroutine, then everything it left behind (late replies, queued releases, a hung
-   // node's backlog) until the io_context is idle. False if that takes longer than `deadline`.
-   bool run_until_idle(asio::awaitable<void> body, std::chrono::seconds deadline = 10s)
-   {
-      std::exception_ptr failure;
-      bool finished = false;
-      asio::co_spawn(ioc, std::move(body), [&](std::exception_ptr e) {
-         failure = e;
-         finished = true;
-      });
-      auto const until = clock_type::now() + deadline;
-      while (ioc.run_one_until(until) != 0) {
-      }
-      if (failure)
-         std::rethrow_exception(failure);
-      return finished && ioc.stopped();
-   }
+enum class mode
+{
+   try_once,
+   wait
 };
-
-double ms(clock_type::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-enum class mode { try_once, wait };
 
 struct scenario {
    std::size_t nodes;
    std::size_t fail_at;
    fault what;
    mode how;
-   std::size_t held_by_other = 0;  // nodes on which another owner holds the key before we start
+   std::size_t held_by_other = 0; // nodes on which another owner holds the key before we start
 };
 
 std::ostream& operator<<(std::ostream& os, scenario const& s)
 {
-   return os << "N=" << s.nodes << " fail_at=" << s.fail_at << " fault=" << locksmith::test::to_string(s.what)
-             << " mode=" << (s.how == mode::wait ? "wait" : "try") << " held_by_other=" << s.held_by_other;
+   return os << "N=" << s.nodes << " fail_at=" << s.fail_at
+             << " fault=" << locksmith::test::to_string(s.what)
+             << " mode=" << (s.how == mode::wait ? "wait" : "try")
+             << " held_by_other=" << s.held_by_other;
 }
 
 struct run_stats {
-   std::size_t calls = 0;  // node calls made in all
+   std::size_t calls = 0; // node calls made in all
    bool granted = false;
 };
 
@@ -132,8 +60,9 @@ run_stats check(scenario const& s)
 
    bool const idle = c.run_until_idle([&]() -> asio::awaitable<void> {
       auto const opts = locksmith::lock_options{
-         .ttl = 30s, .wait = s.how == mode::wait ? 5s : 0s,
-         .strategy = locksmith::wait_strategy::spin{.interval = 1ms, .jitter = 1ms}};
+          .ttl = 30s,
+          .wait = s.how == mode::wait ? 5s : 0s,
+          .strategy = locksmith::wait_strategy::spin{.interval = 1ms, .jitter = 1ms}};
       locksmith::report diag;
       auto [ec, l] = co_await c.core->lock(name, opts, s.how == mode::try_once, &diag);
       if (ec) {
@@ -153,7 +82,7 @@ run_stats check(scenario const& s)
       stats.granted = true;
       token = l.token();
       // At the moment of the grant, a quorum holds the token.
-      BOOST_TEST(c.holding(token) >= quorum);
+      BOOST_TEST(c.holding(key, token) >= quorum);
       BOOST_TEST(l.held());
       std::size_t yes = 0;
       std::uint64_t fence = 0;
@@ -173,7 +102,8 @@ run_stats check(scenario const& s)
       // Whether the fault hits a node whose vote this fan-out cannot do without: the only node,
       // or, when just a quorum of nodes is free, one of them. Calls go out in node order.
       auto needed_node_faulted = [&](std::size_t first_call, bool hang_only = false) {
-         if (s.what == fault::noscript || s.fail_at < first_call || s.fail_at >= first_call + s.nodes)
+         if (s.what == fault::noscript || s.fail_at < first_call ||
+             s.fail_at >= first_call + s.nodes)
             return false;
          if (hang_only && s.what != fault::hang)
             return false;
@@ -190,7 +120,7 @@ run_stats check(scenario const& s)
       auto const eec = co_await c.core->extend(l.state(), 60s, &ediag);
       if (needed_node_faulted(first_extend_call)) {
          BOOST_TEST(eec);
-         if (s.held_by_other == 0)  // with another owner's key around, see the dedicated test
+         if (s.held_by_other == 0) // with another owner's key around, see the dedicated test
             BOOST_TEST(eec == transient, eec.message());
       } else {
          BOOST_TEST(!eec, eec.message());
@@ -207,7 +137,9 @@ run_stats check(scenario const& s)
       if (needed_node_faulted(first_unlock_call) || needed_node_faulted(first_extend_call, true)) {
          BOOST_TEST(uec);
          if (s.held_by_other == 0)
-            BOOST_TEST(uec == (needed_node_faulted(first_unlock_call) ? transient : error_code{error::quorum_unreachable}),
+            BOOST_TEST(uec == (needed_node_faulted(first_unlock_call)
+                                   ? transient
+                                   : error_code{error::quorum_unreachable}),
                        uec.message());
       } else {
          BOOST_TEST(!uec, uec.message());
@@ -221,15 +153,20 @@ run_stats check(scenario const& s)
       auto const& f = *c.fakes[i];
       auto const left = f.lock_keys();
       if (i < s.held_by_other) {
-         BOOST_TEST((left.size() == 1u && left.begin()->second == other), "node " << i << ": the other owner's key");
+         BOOST_TEST((left.size() == 1u && left.begin()->second == other),
+                    "node " << i << ": the other owner's key");
          continue;
       }
       for (auto const& [k, v] : left) {
          bool const fault_dropped_its_release =
-            std::find(f.releases_lost_to_faults.begin(), f.releases_lost_to_faults.end(), v) != f.releases_lost_to_faults.end();
+             std::find(f.releases_lost_to_faults.begin(), f.releases_lost_to_faults.end(), v) !=
+             f.releases_lost_to_faults.end();
          BOOST_TEST(fault_dropped_its_release,
-                    "node " << i << " still holds " << k << " = " << v << (v == token ? " (granted, then released)" : " (never granted)")
-                            << (f.releases_not_retried.empty() ? "" : "; its release got NOSCRIPT and was not sent again"));
+                    "node " << i << " still holds " << k << " = " << v
+                            << (v == token ? " (granted, then released)" : " (never granted)")
+                            << (f.releases_not_retried.empty()
+                                    ? ""
+                                    : "; its release got NOSCRIPT and was not sent again"));
       }
    }
    stats.calls = c.plan->calls;
@@ -249,19 +186,23 @@ void sweep(std::vector<fault> const& faults, std::size_t held_by_other_of_5 = 0)
          for (fault f : faults)
             for (std::size_t k = 1; k <= clean.calls + 3; ++k) {
                scenario const s{n, k, f, how, held};
-               BOOST_TEST_CONTEXT(s) { check(s); }
+               BOOST_TEST_CONTEXT(s)
+               {
+                  check(s);
+               }
             }
       }
    }
 }
 
-}  // namespace
+} // namespace
 
 BOOST_AUTO_TEST_SUITE(fanout)
 
 BOOST_AUTO_TEST_CASE(fake_node_parses_the_calls)
 {
-   auto const words = locksmith::test::parse_resp_command("*3\r\n$4\r\nEVAL\r\n$0\r\n\r\n$1\r\n1\r\n");
+   auto const words =
+       locksmith::test::parse_resp_command("*3\r\n$4\r\nEVAL\r\n$0\r\n\r\n$1\r\n1\r\n");
    BOOST_TEST((words == std::vector<std::string>{"EVAL", "", "1"}));
    cluster c{1};
    BOOST_TEST(c.fakes[0]->started);
@@ -281,29 +222,8 @@ BOOST_AUTO_TEST_CASE(fake_node_parses_the_calls)
 // reply of the wrong shape, at every node call of lock / extend / unlock.
 BOOST_AUTO_TEST_CASE(every_single_fault_keeps_the_quorum_and_leaves_no_key)
 {
-   sweep({fault::timeout, fault::refused, fault::hang, fault::lost_reply, fault::error_reply, fault::wrong_shape});
-}
-
-// A reply of another script's shape (a grant where a release's count belongs, a count where an
-// acquire's pair belongs) is what a connection that matches replies to the wrong requests gives:
-// no vote, unexpected_reply, and the node drops that connection.
-BOOST_AUTO_TEST_CASE(a_reply_of_the_wrong_shape_is_no_vote_and_reconnects_the_node)
-{
-   cluster c{1};
-   c.plan->what = fault::wrong_shape;
-   c.plan->fail_at = 1;
-   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
-      BOOST_TEST((ec == error::unexpected_reply), ec.message());
-      BOOST_TEST(!l.held());
-      BOOST_TEST(c.fakes[0]->reconnects == 1u);
-      auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
-      BOOST_TEST_REQUIRE(!ec2, ec2.message());
-      c.plan->fail_at = c.plan->calls + 1;  // the release's reply: a grant
-      BOOST_TEST((co_await c.core->unlock(l2.state(), nullptr) == error::unexpected_reply));
-      BOOST_TEST(c.fakes[0]->reconnects == 2u);
-   }()));
-   BOOST_TEST(c.fakes[0]->lock_keys().empty());
+   sweep({fault::timeout, fault::refused, fault::hang, fault::lost_reply, fault::error_reply,
+          fault::wrong_shape});
 }
 
 // As above, while another owner holds the key on N - quorum nodes: every free node is needed, so
@@ -319,106 +239,6 @@ BOOST_AUTO_TEST_CASE(every_single_fault_with_the_lock_partly_held_elsewhere)
 BOOST_AUTO_TEST_CASE(every_call_survives_a_flushed_script_cache)
 {
    sweep({fault::noscript});
-}
-
-// The smallest case of the above: 5 nodes, node 4's script cache flushed while the lock is held.
-// The release reaches nodes 0..3 first; the fan-out is decided after three of them, so node 4's
-// NOSCRIPT arrives after the decision.
-BOOST_AUTO_TEST_CASE(release_after_a_script_flush_on_a_slow_node)
-{
-   cluster c{5};
-   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
-      BOOST_TEST_REQUIRE(!ec);
-      BOOST_TEST(c.holding(l.token()) == 5u);
-      c.fakes[4]->flush_scripts();
-      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
-   }()));
-   BOOST_TEST(c.fakes[4]->lock_keys().empty(), "node 4 still holds the released lock (until its 30 s TTL)");
-   BOOST_TEST(c.fakes[4]->releases_not_retried.empty(), "node 4's release got NOSCRIPT and was not sent again");
-}
-
-// Extend and release that lose their quorum because a node failed (timeout, refused) must say
-// so (quorum_unreachable: a retry may help), even when other nodes answered about the key. Here
-// the lease stands on a bare quorum and one of its nodes refuses once:
-//  - 3 nodes, node 0 holds another owner's stale key: node 0 answers "not owner";
-//  - 5 nodes, nodes 0 and 1 restarted empty: they answer "no key".
-// Reporting not_owner or lease_expired instead tells the watchdog that "no retry can help", and
-// it declares a lease lost that a retry would have renewed.
-BOOST_AUTO_TEST_CASE(a_transient_failure_on_a_bare_quorum_is_not_a_lost_key)
-{
-   for (std::size_t n : {3u, 5u}) {
-      BOOST_TEST_CONTEXT("N=" << n)
-      {
-         cluster c{n};
-         std::size_t const foreign = n == 3 ? 1 : 0;  // nodes holding another owner's key
-         for (std::size_t i = 0; i < foreign; ++i)
-            c.fakes[i]->set(key, "0123456789abcdef0123456789abcdef", 30s);
-         c.plan->what = fault::refused;
-         BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
-            auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
-            BOOST_TEST_REQUIRE(!ec, ec.message());
-            if (n == 5) {
-               c.fakes[0]->erase(key);
-               c.fakes[1]->erase(key);
-            }
-            // The last node refuses the extend once.
-            c.plan->fail_at = c.plan->calls + n;
-            locksmith::report diag;
-            auto const eec = co_await c.core->extend(l.state(), 30s, &diag);
-            BOOST_TEST(diag.nodes[n - 1].vote == node_vote::failed);
-            BOOST_TEST(eec == error::quorum_unreachable, eec.message());
-            // The same once more for the release.
-            c.plan->fail_at = c.plan->calls + n;
-            auto const uec = co_await c.core->unlock(l.state(), &diag);
-            BOOST_TEST(diag.nodes[n - 1].vote == node_vote::failed);
-            BOOST_TEST(uec == error::quorum_unreachable, uec.message());
-         }()));
-      }
-   }
-}
-
-// Decided as soon as the votes allow: with 2 of 5 nodes hung, the lock is granted on the third
-// yes, long before the node timeout; with 3 hung, it fails after about one node timeout.
-BOOST_AUTO_TEST_CASE(decision_does_not_wait_for_hung_nodes)
-{
-   constexpr auto node_timeout = 200ms;
-   cluster c{5, node_timeout};
-   c.fakes[3]->freeze();
-   c.fakes[4]->freeze();
-   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
-      auto t0 = clock_type::now();
-      locksmith::report diag;
-      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s, .wait = 0s}, false, &diag);
-      auto const took = clock_type::now() - t0;
-      BOOST_TEST_REQUIRE(!ec, ec.message());
-      BOOST_TEST((took < node_timeout / 4), "lock took " << ms(took) << " ms");
-      BOOST_TEST(c.holding(l.token()) == 3u);
-      for (std::size_t i = 0; i < 5; ++i)
-         BOOST_TEST(diag.nodes[i].vote == (i < 3 ? node_vote::yes : node_vote::none), "node " << i);
-      t0 = clock_type::now();
-      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
-      BOOST_TEST((clock_type::now() - t0 < node_timeout / 4));
-
-      // A third node hangs: no quorum; one node timeout, not three.
-      c.fakes[2]->freeze();
-      for (bool try_only : {true, false}) {
-         t0 = clock_type::now();
-         auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 30s, .wait = 0s}, try_only, &diag);
-         auto const took2 = clock_type::now() - t0;
-         BOOST_TEST(ec2 == error::quorum_unreachable, ec2.message());
-         BOOST_TEST((took2 >= node_timeout), ms(took2) << " ms");
-         BOOST_TEST((took2 < node_timeout + 100ms), ms(took2) << " ms");
-         for (std::size_t i = 0; i < 5; ++i)
-            BOOST_TEST(diag.nodes[i].vote == (i < 2 ? node_vote::yes : node_vote::failed), "node " << i);
-         BOOST_TEST((diag.nodes[4].ec == asio::error::timed_out), diag.nodes[4].ec.message());
-      }
-      // The hung nodes come back and run their backlog in order: acquire, then its release.
-      for (auto& f : c.fakes)
-         f->thaw();
-   }()));
-   for (std::size_t i = 0; i < 5; ++i)
-      BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

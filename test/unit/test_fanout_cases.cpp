@@ -1,0 +1,142 @@
+// The quorum engine over in-memory fake nodes (test/support/fake_cluster.hpp), in the cases that
+// the fault sweep of test_fanout.cpp cannot set up: a reply of the wrong shape, a flushed script
+// cache on a slow node, a transient failure on a bare quorum, and hung nodes.
+#include "fanout.hpp"
+
+namespace {
+
+double ms(clock_type::duration d)
+{
+   return std::chrono::duration<double, std::milli>(d).count();
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(fanout)
+
+// A reply of another script's shape (a grant where a release's count belongs, a count where an
+// acquire's pair belongs) is what a connection that matches replies to the wrong requests gives:
+// no vote, unexpected_reply, and the node drops that connection.
+BOOST_AUTO_TEST_CASE(a_reply_of_the_wrong_shape_is_no_vote_and_reconnects_the_node)
+{
+   cluster c{1};
+   c.plan->what = fault::wrong_shape;
+   c.plan->fail_at = 1;
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
+      BOOST_TEST((ec == error::unexpected_reply), ec.message());
+      BOOST_TEST(!l.held());
+      BOOST_TEST(c.fakes[0]->reconnects == 1u);
+      auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
+      BOOST_TEST_REQUIRE(!ec2, ec2.message());
+      c.plan->fail_at = c.plan->calls + 1; // the release's reply: a grant
+      BOOST_TEST((co_await c.core->unlock(l2.state(), nullptr) == error::unexpected_reply));
+      BOOST_TEST(c.fakes[0]->reconnects == 2u);
+   }()));
+   BOOST_TEST(c.fakes[0]->lock_keys().empty());
+}
+
+// The smallest case of the above: 5 nodes, node 4's script cache flushed while the lock is held.
+// The release reaches nodes 0..3 first; the fan-out is decided after three of them, so node 4's
+// NOSCRIPT arrives after the decision.
+BOOST_AUTO_TEST_CASE(release_after_a_script_flush_on_a_slow_node)
+{
+   cluster c{5};
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+      BOOST_TEST_REQUIRE(!ec);
+      BOOST_TEST(c.holding(key, l.token()) == 5u);
+      c.fakes[4]->flush_scripts();
+      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
+   }()));
+   BOOST_TEST(c.fakes[4]->lock_keys().empty(),
+              "node 4 still holds the released lock (until its 30 s TTL)");
+   BOOST_TEST(c.fakes[4]->releases_not_retried.empty(),
+              "node 4's release got NOSCRIPT and was not sent again");
+}
+
+// Extend and release that lose their quorum because a node failed (timeout, refused) must say
+// so (quorum_unreachable: a retry may help), even when other nodes answered about the key. Here
+// the lease stands on a bare quorum and one of its nodes refuses once:
+//  - 3 nodes, node 0 holds another owner's stale key: node 0 answers "not owner";
+//  - 5 nodes, nodes 0 and 1 restarted empty: they answer "no key".
+// Reporting not_owner or lease_expired instead tells the watchdog that "no retry can help", and
+// it declares a lease lost that a retry would have renewed.
+BOOST_AUTO_TEST_CASE(a_transient_failure_on_a_bare_quorum_is_not_a_lost_key)
+{
+   for (std::size_t n : {3u, 5u}) {
+      BOOST_TEST_CONTEXT("N=" << n)
+      {
+         cluster c{n};
+         std::size_t const foreign = n == 3 ? 1 : 0; // nodes holding another owner's key
+         for (std::size_t i = 0; i < foreign; ++i)
+            c.fakes[i]->set(key, "0123456789abcdef0123456789abcdef", 30s);
+         c.plan->what = fault::refused;
+         BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+            auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+            BOOST_TEST_REQUIRE(!ec, ec.message());
+            if (n == 5) {
+               c.fakes[0]->erase(key);
+               c.fakes[1]->erase(key);
+            }
+            // The last node refuses the extend once.
+            c.plan->fail_at = c.plan->calls + n;
+            locksmith::report diag;
+            auto const eec = co_await c.core->extend(l.state(), 30s, &diag);
+            BOOST_TEST(diag.nodes[n - 1].vote == node_vote::failed);
+            BOOST_TEST(eec == error::quorum_unreachable, eec.message());
+            // The same once more for the release.
+            c.plan->fail_at = c.plan->calls + n;
+            auto const uec = co_await c.core->unlock(l.state(), &diag);
+            BOOST_TEST(diag.nodes[n - 1].vote == node_vote::failed);
+            BOOST_TEST(uec == error::quorum_unreachable, uec.message());
+         }()));
+      }
+   }
+}
+
+// Decided as soon as the votes allow: with 2 of 5 nodes hung, the lock is granted on the third
+// yes, long before the node timeout; with 3 hung, it fails after about one node timeout.
+BOOST_AUTO_TEST_CASE(decision_does_not_wait_for_hung_nodes)
+{
+   constexpr auto node_timeout = 200ms;
+   cluster c{5, node_timeout};
+   c.fakes[3]->freeze();
+   c.fakes[4]->freeze();
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto t0 = clock_type::now();
+      locksmith::report diag;
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s, .wait = 0s}, false, &diag);
+      auto const took = clock_type::now() - t0;
+      BOOST_TEST_REQUIRE(!ec, ec.message());
+      BOOST_TEST((took < node_timeout / 4), "lock took " << ms(took) << " ms");
+      BOOST_TEST(c.holding(key, l.token()) == 3u);
+      for (std::size_t i = 0; i < 5; ++i)
+         BOOST_TEST(diag.nodes[i].vote == (i < 3 ? node_vote::yes : node_vote::none), "node " << i);
+      t0 = clock_type::now();
+      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
+      BOOST_TEST((clock_type::now() - t0 < node_timeout / 4));
+
+      // A third node hangs: no quorum; one node timeout, not three.
+      c.fakes[2]->freeze();
+      for (bool try_only : {true, false}) {
+         t0 = clock_type::now();
+         auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 30s, .wait = 0s}, try_only, &diag);
+         auto const took2 = clock_type::now() - t0;
+         BOOST_TEST(ec2 == error::quorum_unreachable, ec2.message());
+         BOOST_TEST((took2 >= node_timeout), ms(took2) << " ms");
+         BOOST_TEST((took2 < node_timeout + 100ms), ms(took2) << " ms");
+         for (std::size_t i = 0; i < 5; ++i)
+            BOOST_TEST(diag.nodes[i].vote == (i < 2 ? node_vote::yes : node_vote::failed),
+                       "node " << i);
+         BOOST_TEST((diag.nodes[4].ec == asio::error::timed_out), diag.nodes[4].ec.message());
+      }
+      // The hung nodes come back and run their backlog in order: acquire, then its release.
+      for (auto& f : c.fakes)
+         f->thaw();
+   }()));
+   for (std::size_t i = 0; i < 5; ++i)
+      BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

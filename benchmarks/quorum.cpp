@@ -27,8 +27,8 @@ struct quorum_summary {
    bool reachable = true; // frozen <= nodes - quorum
    std::int64_t acquisitions = 0;
    double acquisitions_per_s = 0;
-   std::optional<double> cycle_p50_us, cycle_p90_us, cycle_p99_us, cycle_max_us;
-   std::optional<double> acquire_p50_us, acquire_p90_us, acquire_p99_us;
+   percentiles cycle_us, acquire_us;
+   std::optional<double> cycle_max_us;
    std::size_t unreachable = 0; // attempts that ended in quorum_unreachable, as expected
    std::optional<double> unreachable_p50_us, unreachable_p99_us;
    std::optional<double> commands_per_acquisition, requests_per_acquisition; // live nodes only
@@ -40,13 +40,6 @@ struct quorum_summary {
    bool sane = false;
 };
 
-std::optional<double> per(std::optional<std::int64_t> v, std::int64_t n, double scale = 1)
-{
-   if (!v || n <= 0)
-      return std::nullopt;
-   return static_cast<double>(*v) * scale / static_cast<double>(n);
-}
-
 quorum_summary summarize(run_result& r, std::optional<double> healthy_p99)
 {
    quorum_summary s;
@@ -57,23 +50,18 @@ quorum_summary summarize(run_result& r, std::optional<double> healthy_p99)
    s.reachable = s.frozen <= s.nodes - s.quorum;
    s.acquisitions = r.acquisitions();
    s.acquisitions_per_s = r.seconds > 0 ? static_cast<double>(s.acquisitions) / r.seconds : 0;
-   s.cycle_p50_us = percentile_us(r.cycle_ns, 50);
-   s.cycle_p90_us = percentile_us(r.cycle_ns, 90);
-   s.cycle_p99_us = percentile_us(r.cycle_ns, 99);
+   s.cycle_us = percentiles_us(r.cycle_ns);
    s.cycle_max_us = percentile_us(r.cycle_ns, 100);
-   s.acquire_p50_us = percentile_us(r.acquire_ns, 50);
-   s.acquire_p90_us = percentile_us(r.acquire_ns, 90);
-   s.acquire_p99_us = percentile_us(r.acquire_ns, 99);
+   s.acquire_us = percentiles_us(r.acquire_ns);
    s.unreachable = r.unreachable_ns.size();
    s.unreachable_p50_us = percentile_us(r.unreachable_ns, 50);
    s.unreachable_p99_us = percentile_us(r.unreachable_ns, 99);
-   s.commands_per_acquisition = per(r.commands, s.acquisitions);
-   s.requests_per_acquisition = per(r.requests, s.acquisitions);
-   if (s.acquisitions > 0)
-      s.client_cpu_us_per_acquisition =
-          r.client_cpu_ms * 1000 / static_cast<double>(s.acquisitions);
-   if (healthy_p99 && s.cycle_p99_us && s.frozen > 0)
-      s.p99_over_healthy_us = *s.cycle_p99_us - *healthy_p99;
+   auto const n = static_cast<double>(s.acquisitions);
+   s.commands_per_acquisition = per(as_double(r.commands), n);
+   s.requests_per_acquisition = per(as_double(r.requests), n);
+   s.client_cpu_us_per_acquisition = per(r.client_cpu_ms, n, 1000.0);
+   if (healthy_p99 && s.cycle_us.p99 && s.frozen > 0)
+      s.p99_over_healthy_us = *s.cycle_us.p99 - *healthy_p99;
    s.overlaps = r.overlaps;
    s.failures = r.failures;
    s.error = r.first_error;
@@ -99,13 +87,9 @@ std::string to_json(quorum_summary const& s)
    j.field("quorum_reachable", s.reachable ? "true" : "false");
    j.field("acquisitions", count(s.acquisitions));
    j.field("acquisitions_per_s", number(s.acquisitions_per_s));
-   j.field("cycle_p50_us", json_number(s.cycle_p50_us));
-   j.field("cycle_p90_us", json_number(s.cycle_p90_us));
-   j.field("cycle_p99_us", json_number(s.cycle_p99_us));
+   j.field("cycle", s.cycle_us);
    j.field("cycle_max_us", json_number(s.cycle_max_us));
-   j.field("acquire_p50_us", json_number(s.acquire_p50_us));
-   j.field("acquire_p90_us", json_number(s.acquire_p90_us));
-   j.field("acquire_p99_us", json_number(s.acquire_p99_us));
+   j.field("acquire", s.acquire_us);
    j.field("cycle_p99_over_healthy_us", json_number(s.p99_over_healthy_us));
    if (s.p99_over_healthy_us)
       j.field("p99_target_met",
@@ -130,29 +114,21 @@ constexpr char const* row_format =
 
 std::string quorum_table_header()
 {
-   char buf[512];
-   std::snprintf(buf, sizeof buf, row_format, "scenario", "nodes", "frozen", "acq", "acq/s",
-                 "cyc p50", "cyc p90", "cyc p99", "acq p50", "acq p99", "+p99", "unreach",
-                 "unr p50", "req/acq", "cli/acq", "ovl", "fail");
-   return std::string{buf} + std::string(std::string(buf).size() - 1, '-') + "\n";
+   return underlined(table_line(row_format, "scenario", "nodes", "frozen", "acq", "acq/s",
+                                "cyc p50", "cyc p90", "cyc p99", "acq p50", "acq p99", "+p99",
+                                "unreach", "unr p50", "req/acq", "cli/acq", "ovl", "fail"));
 }
 
 std::string table_row(quorum_summary const& s)
 {
-   char buf[512];
-   std::snprintf(buf, sizeof buf, row_format, "quorum", std::to_string(s.nodes).c_str(),
-                 std::to_string(s.frozen).c_str(), std::to_string(s.acquisitions).c_str(),
-                 number(s.acquisitions_per_s).c_str(), cell(s.cycle_p50_us).c_str(),
-                 cell(s.cycle_p90_us).c_str(), cell(s.cycle_p99_us).c_str(),
-                 cell(s.acquire_p50_us).c_str(), cell(s.acquire_p99_us).c_str(),
-                 cell(s.p99_over_healthy_us).c_str(), std::to_string(s.unreachable).c_str(),
-                 cell(s.unreachable_p50_us).c_str(), cell(s.requests_per_acquisition).c_str(),
-                 cell(s.client_cpu_us_per_acquisition).c_str(), std::to_string(s.overlaps).c_str(),
-                 std::to_string(s.failures).c_str());
-   std::string row = buf;
-   if (!s.error.empty())
-      row += "  first failure: " + s.error + "\n";
-   return row;
+   auto const n = [](auto v) { return std::to_string(v); };
+   return table_line(row_format, "quorum", n(s.nodes), n(s.frozen), n(s.acquisitions),
+                     number(s.acquisitions_per_s), cell(s.cycle_us.p50), cell(s.cycle_us.p90),
+                     cell(s.cycle_us.p99), cell(s.acquire_us.p50), cell(s.acquire_us.p99),
+                     cell(s.p99_over_healthy_us), n(s.unreachable), cell(s.unreachable_p50_us),
+                     cell(s.requests_per_acquisition), cell(s.client_cpu_us_per_acquisition),
+                     n(s.overlaps), n(s.failures)) +
+          failure_note(s.error);
 }
 
 constexpr char const* legend =
@@ -230,8 +206,8 @@ bool run_quorum(quorum_plan const& plan)
       if (progress)
          std::cerr << "\r\033[K" << std::flush;
       auto const s = summarize(r, healthy_p99);
-      if (s.frozen == 0 && s.cycle_p99_us)
-         healthy_p99 = s.cycle_p99_us;
+      if (s.frozen == 0 && s.cycle_us.p99)
+         healthy_p99 = s.cycle_us.p99;
       std::cout << (plan.json ? to_json(s) + "\n" : table_row(s)) << std::flush;
       if (!s.sane) {
          sane = false;

@@ -1,6 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "renewal.hpp"
 
+#include "cpu.hpp"
+
 #include "report.hpp"
 #include "server.hpp"
 
@@ -13,7 +15,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -71,16 +72,6 @@ double status_mb(std::string const& field)
 double rss_mb()
 {
    return status_mb("VmRSS");
-}
-
-double cpu_ms_now()
-{
-   rusage u{};
-   ::getrusage(RUSAGE_SELF, &u);
-   auto ms = [](timeval t) {
-      return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
-   };
-   return ms(u.ru_utime) + ms(u.ru_stime);
 }
 
 /// What this process and the server had counted at one moment.
@@ -259,24 +250,6 @@ renewal_result measure(renewal_spec const& s, progress_fn const& progress)
    return out;
 }
 
-// n / d, when there is an n and d is positive.
-std::optional<double> ratio(std::optional<double> n, double d)
-{
-   if (!n || d <= 0)
-      return std::nullopt;
-   return *n / d;
-}
-
-std::optional<double> as_double(std::optional<std::int64_t> n)
-{
-   return n ? std::optional{static_cast<double>(*n)} : std::nullopt;
-}
-
-std::string json_int(std::optional<std::int64_t> n)
-{
-   return n ? std::to_string(*n) : "null";
-}
-
 bool sane(renewal_spec const& s, renewal_result const& r)
 {
    // A hold longer than the renewal interval must have renewed something.
@@ -307,22 +280,22 @@ std::string to_json(renewal_spec const& s, renewal_result const& r)
    j.field("renewals_expected", number(static_cast<double>(r.taken) * held / interval_s));
    j.field("noscript_fallbacks", json_int(r.noscript));
    j.field("redis_requests", json_int(r.requests));
-   j.field("redis_requests_per_s", json_number(ratio(as_double(r.requests), held)));
+   j.field("redis_requests_per_s", json_number(per(as_double(r.requests), held)));
    j.field("redis_commands", json_int(r.commands));
-   j.field("redis_commands_per_s", json_number(ratio(as_double(r.commands), held)));
+   j.field("redis_commands_per_s", json_number(per(as_double(r.commands), held)));
    j.field("client_cpu_ms", number(r.client_cpu_ms));
-   j.field("client_cpu_percent", json_number(ratio(r.client_cpu_ms / 10, held)));
+   j.field("client_cpu_percent", json_number(per(r.client_cpu_ms / 10, held)));
    j.field("client_cpu_us_per_renewal",
-           json_number(ratio(r.client_cpu_ms * 1000, static_cast<double>(r.renewals.value_or(0)))));
+           json_number(per(r.client_cpu_ms * 1000, static_cast<double>(r.renewals.value_or(0)))));
    j.field("client_rss_mb", number(rss_added));
    j.field("client_rss_total_mb", number(r.rss_taken_mb));
    j.field("client_rss_before_mb", number(r.rss_before_mb));
    j.field("client_rss_end_mb", number(r.rss_end_mb));
    j.field("client_rss_peak_mb", number(r.rss_peak_mb));
    j.field("client_rss_kb_per_lease",
-           json_number(ratio(rss_added * 1024, static_cast<double>(r.taken))));
+           json_number(per(rss_added * 1024, static_cast<double>(r.taken))));
    j.field("server_cpu_ms", json_number(r.server_cpu_ms));
-   j.field("server_cpu_percent", json_number(ratio(ratio(r.server_cpu_ms, 10), held)));
+   j.field("server_cpu_percent", json_number(per(per(r.server_cpu_ms, 10), held)));
    if (!r.first_error.empty())
       j.field("first_error", json_string(r.first_error));
    j.field("sane", sane(s, r) ? "true" : "false");
@@ -334,31 +307,23 @@ constexpr char const* row_format =
 
 std::string renewal_table_header()
 {
-   char buf[512];
-   std::snprintf(buf, sizeof buf, row_format, "scenario", "leases", "ttl", "take s", "held s",
-                 "lost", "fail", "renewals", "req/s", "cmd/s", "cli ms", "cli %", "rss MB",
-                 "+rss MB", "end MB", "srv ms");
-   return std::string{buf} + std::string(std::string(buf).size() - 1, '-') + "\n";
+   return underlined(table_line(row_format, "scenario", "leases", "ttl", "take s", "held s", "lost",
+                                "fail", "renewals", "req/s", "cmd/s", "cli ms", "cli %", "rss MB",
+                                "+rss MB", "end MB", "srv ms"));
 }
 
 std::string table_row(renewal_spec const& s, renewal_result const& r)
 {
-   char buf[512];
-   auto opt_int = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : "-"; };
-   std::snprintf(buf, sizeof buf, row_format, "renewal", std::to_string(s.leases).c_str(),
-                 format_ms(static_cast<double>(s.ttl.count())).c_str(), number(r.take_s).c_str(),
-                 number(r.held_for_s).c_str(), std::to_string(r.lost).c_str(),
-                 std::to_string(r.failures).c_str(), opt_int(r.renewals).c_str(),
-                 cell(ratio(as_double(r.requests), r.held_for_s)).c_str(),
-                 cell(ratio(as_double(r.commands), r.held_for_s)).c_str(),
-                 number(r.client_cpu_ms).c_str(),
-                 cell(ratio(r.client_cpu_ms / 10, r.held_for_s)).c_str(),
-                 number(r.rss_taken_mb).c_str(), number(r.rss_taken_mb - r.rss_before_mb).c_str(),
-                 number(r.rss_end_mb).c_str(), cell(r.server_cpu_ms).c_str());
-   std::string row = buf;
-   if (!r.first_error.empty())
-      row += "  first failure: " + r.first_error + "\n";
-   return row;
+   auto const n = [](auto v) { return std::to_string(v); };
+   auto const opt_int = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : "-"; };
+   return table_line(row_format, "renewal", n(s.leases), format_ms(static_cast<double>(s.ttl.count())),
+                     number(r.take_s), number(r.held_for_s), n(r.lost), n(r.failures), opt_int(r.renewals),
+                     cell(per(as_double(r.requests), r.held_for_s)),
+                     cell(per(as_double(r.commands), r.held_for_s)), number(r.client_cpu_ms),
+                     cell(per(r.client_cpu_ms / 10, r.held_for_s)), number(r.rss_taken_mb),
+                     number(r.rss_taken_mb - r.rss_before_mb), number(r.rss_end_mb),
+                     cell(r.server_cpu_ms)) +
+          failure_note(r.first_error);
 }
 
 constexpr char const* legend =

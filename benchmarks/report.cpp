@@ -7,9 +7,8 @@
 #include <cstdio>
 
 namespace locksmith::bench {
-namespace {
 
-std::optional<double> per(std::optional<double> v, double n, double scale = 1.0)
+std::optional<double> per(std::optional<double> v, double n, double scale)
 {
    if (!v || n <= 0)
       return std::nullopt;
@@ -20,8 +19,6 @@ std::optional<double> as_double(std::optional<std::int64_t> v)
 {
    return v ? std::optional<double>{static_cast<double>(*v)} : std::nullopt;
 }
-
-} // namespace
 
 std::string number(double v)
 {
@@ -53,16 +50,38 @@ std::string json_string(std::string const& s)
    return out + "\"";
 }
 
+std::string json_int(std::optional<std::int64_t> v)
+{
+   return v ? std::to_string(*v) : "null";
+}
+
 std::string cell(std::optional<double> v)
 {
    return v ? number(*v) : "-";
 }
 
-void json_object::field(char const* name, std::string const& value)
+void json_object::field(std::string const& name, std::string const& value)
 {
    if (text_.size() > 1)
       text_ += ", ";
    text_ += json_string(name) + ": " + value;
+}
+
+void json_object::field(std::string const& stem, percentiles const& p)
+{
+   field(stem + "_p50_us", json_number(p.p50));
+   field(stem + "_p90_us", json_number(p.p90));
+   field(stem + "_p99_us", json_number(p.p99));
+}
+
+std::string underlined(std::string const& header)
+{
+   return header + std::string(header.size() - 1, '-') + "\n";
+}
+
+std::string failure_note(std::string const& error)
+{
+   return error.empty() ? std::string{} : "  first failure: " + error + "\n";
 }
 
 std::string format_ms(double ms)
@@ -81,12 +100,8 @@ summary summarize(run_result& r, summary const* raw)
    s.acquisitions = r.acquisitions();
    auto const n = static_cast<double>(s.acquisitions);
    s.acquisitions_per_s = r.seconds > 0 ? n / r.seconds : 0;
-   s.cycle_p50_us = percentile_us(r.cycle_ns, 50);
-   s.cycle_p90_us = percentile_us(r.cycle_ns, 90);
-   s.cycle_p99_us = percentile_us(r.cycle_ns, 99);
-   s.handoff_p50_us = percentile_us(r.handoff_ns, 50);
-   s.handoff_p90_us = percentile_us(r.handoff_ns, 90);
-   s.handoff_p99_us = percentile_us(r.handoff_ns, 99);
+   s.cycle_us = percentiles_us(r.cycle_ns);
+   s.handoff_us = percentiles_us(r.handoff_ns);
    s.handoffs = r.handoff_ns.size();
    s.commands_per_acquisition = per(as_double(r.commands), n);
    s.requests_per_acquisition = per(as_double(r.requests), n);
@@ -104,12 +119,12 @@ summary summarize(run_result& r, summary const* raw)
    s.failures = r.failures;
    s.error = r.first_error;
    if (raw && raw->scenario == s.scenario && r.spec.st != strategy::raw) {
-      if (raw->cycle_p50_us && s.cycle_p50_us)
-         s.cycle_p50_vs_raw = *s.cycle_p50_us / *raw->cycle_p50_us;
+      if (raw->cycle_us.p50 && s.cycle_us.p50)
+         s.cycle_p50_vs_raw = *s.cycle_us.p50 / *raw->cycle_us.p50;
       if (raw->acquisitions_per_s > 0)
          s.rate_vs_raw = s.acquisitions_per_s / raw->acquisitions_per_s;
-      if (raw->handoff_p50_us && s.handoff_p50_us)
-         s.handoff_p50_vs_raw = *s.handoff_p50_us / *raw->handoff_p50_us;
+      if (raw->handoff_us.p50 && s.handoff_us.p50)
+         s.handoff_p50_vs_raw = *s.handoff_us.p50 / *raw->handoff_us.p50;
    }
    if (r.spec.st == strategy::spin) {
       s.spin_interval_ms = static_cast<double>(r.spec.spin_interval.count());
@@ -131,16 +146,12 @@ std::string to_json(summary const& s)
    field("hold_ms", number(s.hold_ms));
    field("acquisitions", std::to_string(s.acquisitions));
    field("acquisitions_per_s", number(s.acquisitions_per_s));
-   field("cycle_p50_us", json_number(s.cycle_p50_us));
-   field("cycle_p90_us", json_number(s.cycle_p90_us));
-   field("cycle_p99_us", json_number(s.cycle_p99_us));
+   j.field("cycle", s.cycle_us);
    field("cycle_p50_vs_raw", json_number(s.cycle_p50_vs_raw));
    field("acquisitions_per_s_vs_raw", json_number(s.rate_vs_raw));
    field("handoff_p50_vs_raw", json_number(s.handoff_p50_vs_raw));
    field("handoffs", std::to_string(s.handoffs));
-   field("handoff_p50_us", json_number(s.handoff_p50_us));
-   field("handoff_p90_us", json_number(s.handoff_p90_us));
-   field("handoff_p99_us", json_number(s.handoff_p99_us));
+   j.field("handoff", s.handoff_us);
    field("redis_commands_per_acquisition", json_number(s.commands_per_acquisition));
    field("redis_requests_per_acquisition", json_number(s.requests_per_acquisition));
    field("server_cpu_ms_per_1000", json_number(s.server_cpu_ms_per_1000));
@@ -170,33 +181,24 @@ constexpr char const* row_format =
 
 std::string table_header()
 {
-   char buf[512];
-   std::snprintf(buf, sizeof buf, row_format, "scenario", "strategy", "wrk", "proc", "hold", "acq",
-                 "acq/s", "cyc p50", "cyc p99", "hof p50", "hof p99", "hofs", "cmd/acq", "req/acq",
-                 "cpu/1k", "cli/acq", "min/wrk", "max/wrk", "min/proc", "ovl", "fail", "xraw");
-   std::string units(std::string(buf).size() - 1, '-');
-   return std::string{buf} + units + "\n";
+   return underlined(table_line(row_format, "scenario", "strategy", "wrk", "proc", "hold", "acq",
+                                "acq/s", "cyc p50", "cyc p99", "hof p50", "hof p99", "hofs",
+                                "cmd/acq", "req/acq", "cpu/1k", "cli/acq", "min/wrk", "max/wrk",
+                                "min/proc", "ovl", "fail", "xraw"));
 }
 
 std::string table_row(summary const& s)
 {
-   char buf[512];
-   std::snprintf(
-       buf, sizeof buf, row_format, s.scenario.c_str(), s.strategy.c_str(),
-       std::to_string(s.workers).c_str(), std::to_string(s.processes).c_str(),
-       format_ms(s.hold_ms).c_str(), std::to_string(s.acquisitions).c_str(),
-       number(s.acquisitions_per_s).c_str(), cell(s.cycle_p50_us).c_str(),
-       cell(s.cycle_p99_us).c_str(), cell(s.handoff_p50_us).c_str(), cell(s.handoff_p99_us).c_str(),
-       std::to_string(s.handoffs).c_str(), cell(s.commands_per_acquisition).c_str(),
-       cell(s.requests_per_acquisition).c_str(), cell(s.server_cpu_ms_per_1000).c_str(),
-       cell(s.client_cpu_us_per_acquisition).c_str(), std::to_string(s.per_worker_min).c_str(),
-       std::to_string(s.per_worker_max).c_str(), std::to_string(s.per_process_min).c_str(),
-       std::to_string(s.overlaps).c_str(), std::to_string(s.failures).c_str(),
-       cell(s.handoff_p50_vs_raw ? s.handoff_p50_vs_raw : s.cycle_p50_vs_raw).c_str());
-   std::string row = buf;
-   if (!s.error.empty())
-      row += "  first failure: " + s.error + "\n";
-   return row;
+   auto const n = [](auto v) { return std::to_string(v); };
+   return table_line(row_format, s.scenario, s.strategy, n(s.workers), n(s.processes),
+                     format_ms(s.hold_ms), n(s.acquisitions), number(s.acquisitions_per_s),
+                     cell(s.cycle_us.p50), cell(s.cycle_us.p99), cell(s.handoff_us.p50),
+                     cell(s.handoff_us.p99), n(s.handoffs), cell(s.commands_per_acquisition),
+                     cell(s.requests_per_acquisition), cell(s.server_cpu_ms_per_1000),
+                     cell(s.client_cpu_us_per_acquisition), n(s.per_worker_min),
+                     n(s.per_worker_max), n(s.per_process_min), n(s.overlaps), n(s.failures),
+                     cell(s.handoff_p50_vs_raw ? s.handoff_p50_vs_raw : s.cycle_p50_vs_raw)) +
+          failure_note(s.error);
 }
 
 } // namespace locksmith::bench

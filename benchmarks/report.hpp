@@ -4,9 +4,13 @@
 #define LOCKSMITH_BENCH_REPORT_HPP
 
 #include "runner.hpp"
+#include "stats.hpp"
 
+#include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 namespace locksmith::bench {
 
@@ -17,8 +21,7 @@ struct summary {
    double hold_ms = 0;
    std::int64_t acquisitions = 0;
    double acquisitions_per_s = 0;
-   std::optional<double> cycle_p50_us, cycle_p90_us, cycle_p99_us;
-   std::optional<double> handoff_p50_us, handoff_p90_us, handoff_p99_us;
+   percentiles cycle_us, handoff_us;
    std::size_t handoffs = 0;
    std::optional<double> commands_per_acquisition, requests_per_acquisition;
    std::optional<double> server_cpu_ms_per_1000;
@@ -45,6 +48,10 @@ std::string to_json(summary const& s);
 std::string table_header();
 std::string table_row(summary const& s);
 
+/// v * scale / n, when there is a v and n is positive.
+std::optional<double> per(std::optional<double> v, double n, double scale = 1.0);
+std::optional<double> as_double(std::optional<std::int64_t> v);
+
 /// A duration in milliseconds as text: "0ms", "1ms", "1.5s".
 std::string format_ms(double ms);
 
@@ -55,12 +62,35 @@ std::string json_number(std::optional<double> v);
 std::string cell(std::optional<double> v);
 /// A JSON string literal (control characters become spaces).
 std::string json_string(std::string const& s);
+/// An integer, or `null` for JSON when there is none.
+std::string json_int(std::optional<std::int64_t> v);
+
+/// One line of a table: printf's `format` over the values, which may be std::strings.
+template <class... Args>
+std::string table_line(char const* format, Args const&... args)
+{
+   auto c_str = [](auto const& a) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(a)>, std::string>)
+         return a.c_str();
+      else
+         return a;
+   };
+   char buf[512];
+   std::snprintf(buf, sizeof buf, format, c_str(args)...);
+   return buf;
+}
+/// The header line of a table, and a line of dashes under it.
+std::string underlined(std::string const& header);
+/// "  first failure: <error>" on a line of its own after a row, when there is an error.
+std::string failure_note(std::string const& error);
 
 /// One JSON object on one line, built field by field in order.
 class json_object {
 public:
    /// Adds `"name": value`; `value` is JSON text already (see json_number, json_string).
-   void field(char const* name, std::string const& value);
+   void field(std::string const& name, std::string const& value);
+   /// Adds `"<stem>_p50_us"`, p90 and p99.
+   void field(std::string const& stem, percentiles const& p);
    std::string str() const { return text_ + "}"; }
 
 private:

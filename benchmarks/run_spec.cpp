@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <iterator>
 #include <new>
 #include <system_error>
 
@@ -12,32 +13,20 @@ namespace locksmith::bench {
 
 std::string_view name_of(scenario s)
 {
-   switch (s) {
-   case scenario::uncontended:
-      return "uncontended";
-   case scenario::independent:
-      return "independent";
-   case scenario::contended:
-      return "contended";
-   case scenario::handoff:
-      return "handoff";
-   case scenario::quorum:
-      return "quorum";
-   }
-   return "?";
+   // In the order of the enumerators; the static_assert catches one added without a name.
+   constexpr std::string_view names[] = {"uncontended", "independent", "contended", "handoff",
+                                         "quorum"};
+   static_assert(std::size(names) == static_cast<std::size_t>(scenario::quorum) + 1);
+   auto const i = static_cast<std::size_t>(s);
+   return i < std::size(names) ? names[i] : "?";
 }
 
 std::string_view name_of(strategy s)
 {
-   switch (s) {
-   case strategy::raw:
-      return "raw";
-   case strategy::spin:
-      return "spin";
-   case strategy::subscribe:
-      return "subscribe";
-   }
-   return "?";
+   constexpr std::string_view names[] = {"raw", "spin", "subscribe"};
+   static_assert(std::size(names) == static_cast<std::size_t>(strategy::subscribe) + 1);
+   auto const i = static_cast<std::size_t>(s);
+   return i < std::size(names) ? names[i] : "?";
 }
 
 shared_block* map_shared_block()
@@ -59,11 +48,11 @@ void unmap_shared_block(shared_block* b) noexcept
 
 namespace {
 
-bool write_all(int fd, void const* data, std::size_t n)
+// Moves exactly n bytes with `io` (read or write), through partial transfers and EINTR.
+template <class Io, class Byte> bool transfer_all(Io io, int fd, Byte* p, std::size_t n)
 {
-   auto const* p = static_cast<char const*>(data);
    while (n > 0) {
-      auto const k = ::write(fd, p, n);
+      auto const k = io(fd, p, n);
       if (k < 0 && errno == EINTR)
          continue;
       if (k <= 0)
@@ -74,19 +63,14 @@ bool write_all(int fd, void const* data, std::size_t n)
    return true;
 }
 
+bool write_all(int fd, void const* data, std::size_t n)
+{
+   return transfer_all(::write, fd, static_cast<char const*>(data), n);
+}
+
 bool read_all(int fd, void* data, std::size_t n)
 {
-   auto* p = static_cast<char*>(data);
-   while (n > 0) {
-      auto const k = ::read(fd, p, n);
-      if (k < 0 && errno == EINTR)
-         continue;
-      if (k <= 0)
-         return false;
-      p += k;
-      n -= static_cast<std::size_t>(k);
-   }
-   return true;
+   return transfer_all(::read, fd, static_cast<char*>(data), n);
 }
 
 template <class T> bool write_vector(int fd, std::vector<T> const& v)

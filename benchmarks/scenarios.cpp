@@ -2,6 +2,8 @@
 // The locksmith workers: acquire, hold, release, in a loop, and the steps shared with raw.cpp.
 #include "scenarios.hpp"
 
+#include "cpu.hpp"
+
 #include <locksmith/locksmith.hpp>
 #include <locksmith/detail/quorum.hpp>
 
@@ -12,8 +14,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <sys/resource.h>
 
 #include <functional>
 #include <optional>
@@ -126,16 +126,6 @@ asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
          c.result.cycle_ns.push_back(now_ns() - start);
       }
    }
-}
-
-double cpu_ms_now()
-{
-   rusage u{};
-   ::getrusage(RUSAGE_SELF, &u);
-   auto ms = [](timeval t) {
-      return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) / 1e3;
-   };
-   return ms(u.ru_utime) + ms(u.ru_stime);
 }
 
 // Takes the process's CPU time over the measure phase, and at the stop cancels the waits in

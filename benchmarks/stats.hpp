@@ -24,6 +24,17 @@ inline std::optional<double> percentile_us(std::vector<std::int64_t>& ns, double
    return static_cast<double>(ns[rank - 1]) / 1000.0;
 }
 
+/// The usual percentiles of a run's latencies, in microseconds.
+struct percentiles {
+   std::optional<double> p50, p90, p99;
+};
+
+/// Sorts `ns` in place.
+inline percentiles percentiles_us(std::vector<std::int64_t>& ns)
+{
+   return {percentile_us(ns, 50), percentile_us(ns, 90), percentile_us(ns, 99)};
+}
+
 /// The samples at `points` evenly spaced fractions of the sorted samples (for a CDF plot), as
 /// (microseconds, fraction of samples at or below). Sorts `ns` in place.
 inline std::vector<std::pair<double, double>> cdf_points(std::vector<std::int64_t>& ns,

@@ -45,6 +45,14 @@ struct holder_and_waiter {
 locksmith::lock_options const long_lease{.ttl = 30s};
 locksmith::lock_options const short_lease{.ttl = 300ms, .renew = false};
 
+// Runs `body` over a fresh holder_and_waiter in which B waits with `b_opts`, for at most 20 s.
+template <class Body>
+void with_waiter(subscribe_fixture& f, locksmith::lock_options b_opts, Body body)
+{
+   holder_and_waiter s{f, b_opts};
+   run(f.ioc, body(s, s.wb), 20s);
+}
+
 } // namespace
 
 BOOST_FIXTURE_TEST_SUITE(subscribe_waiting, subscribe_fixture, *needs_redis_server())

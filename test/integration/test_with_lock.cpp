@@ -1,25 +1,8 @@
 // async_with_lock with Asio's per-operation cancellation (asio::cancel_after), against a real
 // redis-server: its named initiation gives cancel_after the client's executor.
-#include <locksmith/locksmith.hpp>
+#include "support/integration.hpp"
 
-#include "support/fixture.hpp"
-#include "support/keys.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/asio/cancel_after.hpp>
-#include <boost/test/unit_test.hpp>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::lease;
-using locksmith::test::run;
-using locksmith::test::server_fixture;
-using locksmith::test::tuple;
-using locksmith::test::unique_key;
-
-BOOST_FIXTURE_TEST_SUITE(with_lock, server_fixture)
+BOOST_FIXTURE_TEST_SUITE(with_lock, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(cancel_after_stops_a_running_body_and_releases_the_lock)
 {

@@ -4,6 +4,8 @@
 // a release that also PUBLISHes, and waiters that sleep until the message.
 #include "scenarios.hpp"
 
+#include "../src/redis_config.hpp"
+
 #include <locksmith/detail/url.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -26,23 +28,6 @@ namespace redis = boost::redis;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-redis::config raw_config(detail::node_url const& url)
-{
-   redis::config rc;
-   rc.addr = {url.host, url.port};
-   rc.use_ssl = url.tls;
-   rc.use_setup = true;
-   rc.setup.clear();
-   if (url.user.empty() && url.password.empty())
-      rc.setup.hello_setname("locksmith-bench-raw");
-   else
-      rc.setup.hello_setname(url.user.empty() ? "default" : url.user, url.password,
-                             "locksmith-bench-raw");
-   if (url.database != 0)
-      rc.setup.push("SELECT", url.database);
-   return rc;
-}
 
 asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker& w)
 {
@@ -212,7 +197,9 @@ asio::awaitable<void> run_raw_workers(process_ctx& c, std::vector<worker>& worke
                                                    redis::logger{redis::logger::level::crit});
    auto pushes = std::make_shared<push_state>();
    conn->set_receive_response(pushes->resp);
-   conn->async_run(raw_config(*url), asio::consign(asio::detached, conn));
+   // The connection the library's nodes would make (HELLO, credentials, timeouts, health checks).
+   conn->async_run(detail::make_redis_config(*url, config{}, "locksmith-bench-raw"),
+                   asio::consign(asio::detached, conn));
    if (c.spec.sc == scenario::handoff) {
       asio::co_spawn(c.io, receive_pushes(conn, pushes), asio::detached);
       co_await run_workers(c, workers,

@@ -1,58 +1,27 @@
 // A frozen node (SIGSTOP) is not fed: after one call of ours timed out, later calls are refused
 // at once instead of queueing behind it, one PING waits for it, and it is fed again once it
 // answers. Counted at the servers (INFO commandstats), over five real redis-servers.
-#include <locksmith/locksmith.hpp>
-
-#include "support/keys.hpp"
-#include "support/redis_server.hpp"
-#include "support/run.hpp"
-
-#include <boost/asio.hpp>
-#include <boost/test/unit_test.hpp>
-
-#include <memory>
-#include <string>
-#include <vector>
-
-namespace asio = boost::asio;
-using namespace std::chrono_literals;
-using locksmith::test::redis_server;
-using locksmith::test::run;
-using locksmith::test::unique_key;
+#include "support/integration.hpp"
 
 namespace {
-
-constexpr auto tuple = asio::as_tuple(asio::deferred);
 
 // Script calls (EVALSHA and EVAL) that the server ran so far.
 long long script_calls(redis_server const& s)
 {
-   auto const info = s.text({"INFO", "commandstats"});
-   long long n = 0;
-   for (std::string const cmd : {"evalsha", "eval"}) {
-      auto const tag = "cmdstat_" + cmd + ":calls=";
-      auto const at = info.find(tag);
-      if (at != std::string::npos)
-         n += std::stoll(info.substr(at + tag.size()));
-   }
-   return n;
+   auto const stats = s.commandstats();
+   return locksmith::test::calls_of(stats, "evalsha") + locksmith::test::calls_of(stats, "eval");
 }
 
-}  // namespace
+} // namespace
 
-BOOST_AUTO_TEST_SUITE(silent_node)
+BOOST_FIXTURE_TEST_SUITE(silent_node, servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
 {
-   std::vector<std::unique_ptr<redis_server>> servers;
+   start(5);
+   auto cfg = test_config(locksmith::test::urls_of(servers));
    // A close bound long enough for the releases owned while the node was frozen to land.
-   std::vector<std::string> urls;
-   for (int i = 0; i < 5; ++i) {
-      servers.push_back(std::make_unique<redis_server>());
-      urls.push_back(servers.back()->url());
-   }
-   locksmith::config cfg{.nodes = urls, .close_timeout = 5s, .restart_quarantine = 0ms};
-   asio::io_context ioc;
+   cfg.close_timeout = 5s;
    locksmith::client c{ioc.get_executor(), cfg};
    auto const name = unique_key();
    constexpr int cycles = 500;

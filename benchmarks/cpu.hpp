@@ -18,6 +18,6 @@ inline double cpu_ms_now()
    return ms(u.ru_utime) + ms(u.ru_stime);
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -36,11 +36,11 @@ std::optional<std::string> blocking_command(std::string const& url,
          return std::string{};
       if (r.type != test::reply::kind::array)
          return test::reply_text(r);
-      std::string lines; // an array's elements, one a line
+      std::string lines;  // an array's elements, one a line
       for (auto const& e : r.elements)
          lines +=
-             (e.type == test::reply::kind::array ? std::string{"(array)"} : test::reply_text(e)) +
-             "\n";
+            (e.type == test::reply::kind::array ? std::string{"(array)"} : test::reply_text(e)) +
+            "\n";
       return lines;
    } catch (std::runtime_error const&) {
       return std::nullopt;
@@ -100,12 +100,11 @@ std::vector<std::string> bind_args(std::string const& also_bind)
    return {"--bind", "127.0.0.1", also_bind, "--protected-mode", "no"};
 }
 
-} // namespace
+}  // namespace
 
 redis_process::redis_process(std::string also_bind)
     : srv_{bind_args(also_bind)}
-{
-}
+{}
 
 redis_process::~redis_process() = default;
 
@@ -132,4 +131,4 @@ void redis_process::restart()
    srv_.restart();
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

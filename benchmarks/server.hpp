@@ -71,6 +71,6 @@ std::optional<double> process_cpu_ms(pid_t pid);
 std::optional<std::string> blocking_command(std::string const& url,
                                             std::vector<std::string> const& args);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -195,4 +195,4 @@ long long count_lines(std::string const& text)
    return std::count(text.begin(), text.end(), '\n');
 }
 
-} // namespace locksmith::test::cli
+}  // namespace locksmith::test::cli

@@ -96,7 +96,7 @@ void create_file(std::string const& path);
 bool exists(std::string const& path);
 long long count_lines(std::string const& text);
 
-} // namespace locksmith::test::cli
+}  // namespace locksmith::test::cli
 
 // The names that the test files use.
 namespace utf = boost::unit_test;

@@ -30,7 +30,7 @@ BOOST_AUTO_TEST_CASE(command_sees_fencing_token_and_key, *utf::timeout(60))
    temp_dir dir;
    auto key = unique_key();
    const std::string script =
-       "printf '%s\\n%s\\n' \"$LOCKSMITH_FENCING_TOKEN\" \"$LOCKSMITH_KEY\" > \"$1\"";
+      "printf '%s\\n%s\\n' \"$LOCKSMITH_FENCING_TOKEN\" \"$LOCKSMITH_KEY\" > \"$1\"";
    auto write_env = [&](const std::string& file) {
       return exec_args(srv, key, {}, {"sh", "-c", script, "sh", file});
    };
@@ -42,7 +42,7 @@ BOOST_AUTO_TEST_CASE(command_sees_fencing_token_and_key, *utf::timeout(60))
    BOOST_TEST_REQUIRE(static_cast<bool>(first >> token1 >> key1));
    BOOST_TEST_REQUIRE(static_cast<bool>(second >> token2 >> key2));
    BOOST_TEST(token1 > 0u);
-   BOOST_TEST(token2 > token1); // fencing tokens grow with each acquisition
+   BOOST_TEST(token2 > token1);  // fencing tokens grow with each acquisition
    BOOST_TEST(key1 == key);
    BOOST_TEST(key2 == key);
 }
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(second_exec_times_out_while_the_first_holds, *utf::timeout(
       BOOST_TEST(ms_since(t0) < 5000);
       BOOST_TEST(!waiter.err().empty());
    }
-   BOOST_TEST(!exists(dir.file("ran"))); // the waiters never ran their command
+   BOOST_TEST(!exists(dir.file("ran")));  // the waiters never ran their command
    create_file(dir.file("go"));
    BOOST_TEST(holder.wait() == 0);
    // Once released, the lock can be taken again.
@@ -99,7 +99,7 @@ BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_when_the_holder_ends, *utf::timeout(
    BOOST_TEST_REQUIRE(poll_until([&] { return listeners(srv, key) == 1; }), waiter.err());
    create_file(dir.file("go"));
    BOOST_TEST(holder.wait() == 0);
-   BOOST_TEST(waiter.wait() == 0); // it ran after the holder: "go" existed
+   BOOST_TEST(waiter.wait() == 0);  // it ran after the holder: "go" existed
 }
 
 // Without --strategy, a waiter listens for the release (subscribe), as the library does.
@@ -123,17 +123,17 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_64, *utf::timeout(60))
    redis_server srv;
    auto key = unique_key();
    std::vector<std::vector<std::string>> bad = {
-       exec_args(srv, key, {"--ttl", "10"}, {"true"}),
-       exec_args(srv, key, {"--wait", "-1s"}, {"true"}),
-       exec_args(srv, key, {"--node-timeout", "1.5s"}, {"true"}),
-       exec_args(srv, key, {"--ttl", "99999999999999999999h"}, {"true"}),
-       exec_args(srv, key, {"--strategy", "poll"}, {"true"}),
-       exec_args(srv, "", {}, {"true"}),
-       {"exec", "--redis", srv.url(), "--", "true"}, // no --key
-       {"exec", "--redis", "http://127.0.0.1:6379", "--key", key, "--", "true"},
-       {"exec", "--redis", "redis://127.0.0.1:99999", "--key", key, "--", "true"},
-       {"exec", "--redis", srv.url(), "--key", key}, // no command
-       {"exec", "--redis", srv.url(), "--key", key, "--bogus", "--", "true"},
+      exec_args(srv, key, {"--ttl", "10"}, {"true"}),
+      exec_args(srv, key, {"--wait", "-1s"}, {"true"}),
+      exec_args(srv, key, {"--node-timeout", "1.5s"}, {"true"}),
+      exec_args(srv, key, {"--ttl", "99999999999999999999h"}, {"true"}),
+      exec_args(srv, key, {"--strategy", "poll"}, {"true"}),
+      exec_args(srv, "", {}, {"true"}),
+      {"exec", "--redis", srv.url(), "--", "true"},  // no --key
+      {"exec", "--redis", "http://127.0.0.1:6379", "--key", key, "--", "true"},
+      {"exec", "--redis", "redis://127.0.0.1:99999", "--key", key, "--", "true"},
+      {"exec", "--redis", srv.url(), "--key", key},  // no command
+      {"exec", "--redis", srv.url(), "--key", key, "--bogus", "--", "true"},
    };
    for (const auto& args : bad) {
       cli_process p(args);
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_64, *utf::timeout(60))
       BOOST_TEST(std::count(err.begin(), err.end(), '\n') == 1, "not one line: " << err);
       BOOST_TEST(err.rfind("locksmith: ", 0) == 0u, err);
    }
-   BOOST_TEST(srv.text({"DBSIZE"}) == "0"); // nothing was locked
+   BOOST_TEST(srv.text({"DBSIZE"}) == "0");  // nothing was locked
 }
 
 BOOST_AUTO_TEST_CASE(no_subcommand_prints_usage_and_exits_64, *utf::timeout(60))
@@ -179,11 +179,11 @@ BOOST_AUTO_TEST_CASE(failed_attempts_leave_no_key_after_exit, *utf::timeout(120)
       nodes[i]->resume();
    BOOST_TEST(code == 69, p.err());
    BOOST_TEST(poll_until(
-       [&] {
-          return std::none_of(nodes.begin(), nodes.end(),
-                              [&](auto& n) { return key_exists(*n, key); });
-       },
-       5s));
+      [&] {
+         return std::none_of(nodes.begin(), nodes.end(),
+                             [&](auto& n) { return key_exists(*n, key); });
+      },
+      5s));
 }
 
 BOOST_AUTO_TEST_CASE(unreachable_redis_exits_69, *utf::timeout(60))
@@ -204,8 +204,8 @@ BOOST_AUTO_TEST_CASE(key_of_another_type_exits_70, *utf::timeout(60))
    cli_process p(exec_args(srv, key, {"--wait", "1s"}, {"true"}));
    BOOST_TEST(p.wait() == 70);
    BOOST_TEST(p.err().find("unexpected reply") != std::string::npos, p.err());
-   BOOST_TEST(p.err().find("WRONGTYPE") != std::string::npos, p.err()); // the server's own words
-   BOOST_TEST(srv.text({"TYPE", lock_key(key)}) == "list");             // left alone
+   BOOST_TEST(p.err().find("WRONGTYPE") != std::string::npos, p.err());  // the server's own words
+   BOOST_TEST(srv.text({"TYPE", lock_key(key)}) == "list");              // left alone
 }
 
 BOOST_AUTO_TEST_CASE(command_not_found_exits_127_and_releases, *utf::timeout(60))
@@ -226,12 +226,12 @@ BOOST_AUTO_TEST_CASE(sigterm_is_forwarded_to_the_command, *utf::timeout(60))
    auto key = unique_key();
    // The trap is set before "ready" exists, so the forwarded SIGTERM finds it.
    cli_process p(
-       exec_args(srv, key, {},
-                 {"sh", "-c", "trap 'exit 42' TERM; touch \"$1\"; while :; do sleep 0.01; done",
-                  "sh", dir.file("ready")}));
+      exec_args(srv, key, {},
+                {"sh", "-c", "trap 'exit 42' TERM; touch \"$1\"; while :; do sleep 0.01; done",
+                 "sh", dir.file("ready")}));
    BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
    ::kill(p.pid(), SIGTERM);
-   BOOST_TEST(p.wait() == 42); // the command's own code: locksmith waited for it
+   BOOST_TEST(p.wait() == 42);  // the command's own code: locksmith waited for it
    BOOST_TEST(!key_exists(srv, key));
 }
 
@@ -261,7 +261,7 @@ BOOST_AUTO_TEST_CASE(a_signal_stops_the_wait_for_the_lock, *utf::timeout(60))
    ::kill(waiter.pid(), SIGTERM);
    BOOST_TEST(waiter.wait(5s) == 128 + SIGTERM);
    BOOST_TEST(!exists(dir.file("ran")));
-   BOOST_TEST(key_exists(srv, key)); // the holder's lock is untouched
+   BOOST_TEST(key_exists(srv, key));  // the holder's lock is untouched
    create_file(dir.file("go"));
    BOOST_TEST(holder.wait() == 0);
 }

@@ -16,9 +16,9 @@ BOOST_AUTO_TEST_CASE(the_lease_is_renewed_while_the_command_outlives_the_ttl, *u
    temp_dir dir;
    auto key = unique_key();
    cli_process holder(
-       exec_args(srv, key, {"--ttl", "1s", "--grace", "200ms"},
-                 {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5",
-                  "sh", dir.file("ready"), dir.file("go")}));
+      exec_args(srv, key, {"--ttl", "1s", "--grace", "200ms"},
+                {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5",
+                 "sh", dir.file("ready"), dir.file("go")}));
    auto started = appears_at(dir.file("ready"), 10s);
    BOOST_TEST_REQUIRE(started.has_value(), holder.err());
    const auto token = srv.text({"GET", lock_key(key)});
@@ -37,11 +37,11 @@ BOOST_AUTO_TEST_CASE(the_lease_is_renewed_while_the_command_outlives_the_ttl, *u
    BOOST_TEST(other.wait() == 75, other.err());
    BOOST_TEST(same_owner_until(*started + 3000ms));
    create_file(dir.file("go"));
-   BOOST_TEST(holder.wait() == 5); // CMD's own code: 3 TTLs long, and never stopped
+   BOOST_TEST(holder.wait() == 5);  // CMD's own code: 3 TTLs long, and never stopped
    BOOST_TEST(ms_since(*started) >= 3000);
    BOOST_TEST(holder.err().empty(), holder.err());
    BOOST_TEST(!exists(dir.file("ran")));
-   BOOST_TEST(!key_exists(srv, key)); // released at the end
+   BOOST_TEST(!key_exists(srv, key));  // released at the end
 }
 
 BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf::timeout(60))
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf
    srv.pause();
    auto termed = appears_at(dir.file("termed"), 5s);
    BOOST_TEST_REQUIRE(termed.has_value(), "CMD got no SIGTERM; stderr: " << p.err());
-   BOOST_TEST(p.wait(5s) == 76); // although CMD itself exited 3
+   BOOST_TEST(p.wait(5s) == 76);  // although CMD itself exited 3
    auto exited = clock_type::now();
    srv.resume();
    auto expiry = before + pttl;
@@ -68,13 +68,13 @@ BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf
                                            << ms_between(frozen, exited) << " ms; SIGTERM "
                                            << ms_between(*termed, expiry)
                                            << " ms before the key's earliest expiry");
-   BOOST_TEST(ms_between(frozen, *termed) < 1000); // within one TTL of the freeze, not 30 s
+   BOOST_TEST(ms_between(frozen, *termed) < 1000);  // within one TTL of the freeze, not 30 s
    BOOST_TEST(ms_between(frozen, exited) < 1500);
-   BOOST_TEST(ms_between(*termed, expiry) > 0); // CMD was told before another could lock
+   BOOST_TEST(ms_between(*termed, expiry) > 0);  // CMD was told before another could lock
    auto err = p.err();
    BOOST_TEST(err == "locksmith: lease on '" + key + "' lost; stopping CMD\n", err);
    BOOST_TEST(!still_runs(dir.file("pid")));
-   BOOST_TEST(poll_until([&] { return !key_exists(srv, key); }, 5s)); // it expires
+   BOOST_TEST(poll_until([&] { return !key_exists(srv, key); }, 5s));  // it expires
 }
 
 BOOST_AUTO_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, *utf::timeout(60))
@@ -90,13 +90,13 @@ BOOST_AUTO_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, *
    BOOST_TEST(p.wait(5s) == 76);
    auto took = ms_since(deleted);
    BOOST_TEST_MESSAGE("key deleted to exit, with a 200 ms grace: " << took << " ms");
-   BOOST_TEST(took >= 200); // CMD had its grace before the SIGKILL
+   BOOST_TEST(took >= 200);  // CMD had its grace before the SIGKILL
    BOOST_TEST(took < 1500);
    auto err = p.err();
    BOOST_TEST(err.find("lost; stopping CMD") != std::string::npos, err);
    BOOST_TEST(err.find("SIGKILL") != std::string::npos, err);
    BOOST_TEST(count_lines(err) == 2, err);
-   BOOST_TEST(!still_runs(dir.file("pid"))); // the sleep that ignored SIGTERM is gone
+   BOOST_TEST(!still_runs(dir.file("pid")));  // the sleep that ignored SIGTERM is gone
 }
 
 BOOST_AUTO_TEST_CASE(a_deleted_key_stops_the_command_promptly, *utf::timeout(60))
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(a_deleted_key_stops_the_command_promptly, *utf::timeout(60)
    BOOST_TEST(p.wait(5s) == 76);
    auto took = ms_since(deleted);
    BOOST_TEST_MESSAGE("key deleted to exit: " << took << " ms");
-   BOOST_TEST(took < 1000); // at the next renewal (ttl/3), not at the end of a validity
+   BOOST_TEST(took < 1000);  // at the next renewal (ttl/3), not at the end of a validity
    BOOST_TEST(exists(dir.file("termed")));
    BOOST_TEST(count_lines(p.err()) == 1, p.err());
 }
@@ -125,7 +125,7 @@ BOOST_AUTO_TEST_CASE(grace_zero_kills_at_once_without_sigterm, *utf::timeout(60)
    BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
    BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
    BOOST_TEST(p.wait(5s) == 76);
-   BOOST_TEST(!exists(dir.file("termed"))); // killed outright: its trap never ran
+   BOOST_TEST(!exists(dir.file("termed")));  // killed outright: its trap never ran
    BOOST_TEST(!still_runs(dir.file("pid")));
 }
 
@@ -139,10 +139,10 @@ BOOST_AUTO_TEST_CASE(max_hold_lets_the_lock_go_and_stops_the_command, *utf::time
    BOOST_TEST(p.wait(5s) == 76, p.err());
    auto took = ms_since(t0);
    BOOST_TEST_MESSAGE("--max-hold 500ms: exit after " << took << " ms");
-   BOOST_TEST(took >= 500); // the hold counts from the lock attempt, which began after t0
+   BOOST_TEST(took >= 500);  // the hold counts from the lock attempt, which began after t0
    BOOST_TEST(took < 1500);
    BOOST_TEST(p.err().find("lost; stopping CMD") != std::string::npos, p.err());
-   BOOST_TEST(!key_exists(srv, key)); // let go, not left to expire
+   BOOST_TEST(!key_exists(srv, key));  // let go, not left to expire
 }
 
 // A short --ttl needs no --grace: the default grace shrinks to leave the watchdog room to renew.
@@ -156,9 +156,9 @@ BOOST_AUTO_TEST_CASE(a_short_ttl_works_with_the_default_grace, *utf::timeout(60)
    // And the lease is renewed while CMD outlives the TTL.
    temp_dir dir;
    cli_process holder(
-       exec_args(srv, key, {"--ttl", "1s"},
-                 {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5",
-                  "sh", dir.file("ready"), dir.file("go")}));
+      exec_args(srv, key, {"--ttl", "1s"},
+                {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5",
+                 "sh", dir.file("ready"), dir.file("go")}));
    BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
    const auto token = srv.text({"GET", lock_key(key)});
    // A renewal shows as the key's PTTL going up again; three of them (one every ttl/3) take the
@@ -185,8 +185,8 @@ BOOST_AUTO_TEST_CASE(bad_grace_or_max_hold_exits_64, *utf::timeout(60))
    redis_server srv;
    auto key = unique_key();
    std::vector<std::vector<std::string>> bad = {
-       {"--grace", "1.5s"}, {"--grace", "-1s"},    {"--grace", "soon"},  {"--grace", "25h"},
-       {"--grace", ""},     {"--max-hold", "0ms"}, {"--max-hold", "1d"}, {"--max-hold", "8761h"},
+      {"--grace", "1.5s"}, {"--grace", "-1s"},    {"--grace", "soon"},  {"--grace", "25h"},
+      {"--grace", ""},     {"--max-hold", "0ms"}, {"--max-hold", "1d"}, {"--max-hold", "8761h"},
    };
    for (const auto& options : bad) {
       cli_process p(exec_args(srv, key, options, {"true"}));
@@ -195,7 +195,7 @@ BOOST_AUTO_TEST_CASE(bad_grace_or_max_hold_exits_64, *utf::timeout(60))
       BOOST_TEST(count_lines(err) == 1, "not one line: " << err);
       BOOST_TEST(err.rfind("locksmith: " + options[0], 0) == 0u, err);
    }
-   BOOST_TEST(srv.text({"DBSIZE"}) == "0"); // nothing was locked
+   BOOST_TEST(srv.text({"DBSIZE"}) == "0");  // nothing was locked
 }
 
 BOOST_AUTO_TEST_CASE(grace_must_be_below_the_ttl_and_leave_room_to_renew, *utf::timeout(60))
@@ -210,14 +210,14 @@ BOOST_AUTO_TEST_CASE(grace_must_be_below_the_ttl_and_leave_room_to_renew, *utf::
    cli_process too_long(exec_args(srv, key, {"--ttl", "1s", "--grace", "555ms"}, {"true"}));
    BOOST_TEST(too_long.wait() == 64);
    BOOST_TEST(too_long.err() ==
-                  "locksmith: --grace 555ms leaves --ttl 1s no room to renew: it must be below "
-                  "555ms\n",
+                 "locksmith: --grace 555ms leaves --ttl 1s no room to renew: it must be below "
+                 "555ms\n",
               too_long.err());
    cli_process short_ttl(exec_args(srv, key, {"--ttl", "154ms", "--grace", "0ms"}, {"true"}));
    BOOST_TEST(short_ttl.wait() == 64);
    BOOST_TEST(short_ttl.err().rfind("locksmith: --ttl 154ms is too short to renew", 0) == 0u,
               short_ttl.err());
-   BOOST_TEST(srv.text({"DBSIZE"}) == "0"); // the refused ones locked nothing
+   BOOST_TEST(srv.text({"DBSIZE"}) == "0");  // the refused ones locked nothing
    cli_process risky(exec_args(srv, key, {"--ttl", "1s", "--grace", "554ms"}, {"true"}));
    BOOST_TEST(risky.wait() == 0);
    BOOST_TEST(risky.err().find("warning: --ttl") != std::string::npos, risky.err());

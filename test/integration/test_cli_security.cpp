@@ -25,7 +25,7 @@ std::vector<std::string> tls_exec(const tls_redis_server& r, const std::string& 
    return args;
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_CASE(tls_with_the_ca_runs_the_command, *utf::timeout(60))
 {
@@ -40,7 +40,7 @@ BOOST_AUTO_TEST_CASE(an_untrusted_server_exits_69_at_once_naming_node_and_reason
    auto t0 = clock_type::now();
    cli_process p(tls_exec(r, unique_key(), {"--tls-ca", certs().other_ca}));
    BOOST_TEST(p.wait() == 69, p.err());
-   BOOST_TEST(ms_since(t0) < 5000); // the wait is 20 s
+   BOOST_TEST(ms_since(t0) < 5000);  // the wait is 20 s
    auto const err = p.err();
    BOOST_TEST(count_lines(err) == 1, err);
    BOOST_TEST(err.find(r.url()) != std::string::npos, err);
@@ -52,8 +52,8 @@ BOOST_AUTO_TEST_CASE(mutual_tls_needs_both_cert_options, *utf::timeout(60))
    tls_redis_server r{certs().server_cert, certs().server_key, true};
    auto const& certs = locksmith::test::test_certs();
    cli_process with(tls_exec(
-       r, unique_key(),
-       {"--tls-ca", certs.ca, "--tls-cert", certs.client_cert, "--tls-key", certs.client_key}));
+      r, unique_key(),
+      {"--tls-ca", certs.ca, "--tls-cert", certs.client_cert, "--tls-key", certs.client_key}));
    BOOST_TEST(with.wait() == 0, with.err());
    cli_process without(tls_exec(r, unique_key(), {"--tls-ca", certs.ca}));
    BOOST_TEST(without.wait() == 69, without.err());
@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_exits_77_and_never_shows_it, *utf::timeout
 {
    redis_server srv;
    BOOST_TEST_REQUIRE(
-       srv.text({"ACL", "SETUSER", "locker", "on", ">right-pass", "~*", "&*", "+@all"}) == "OK");
+      srv.text({"ACL", "SETUSER", "locker", "on", ">right-pass", "~*", "&*", "+@all"}) == "OK");
    auto t0 = clock_type::now();
    std::string const url = "redis://locker:Wr0ng-Pa55@127.0.0.1:" + std::to_string(srv.port());
    cli_process p({"exec", "--redis", url, "--key", unique_key(), "--wait", "20s", "--", "true"});

@@ -20,8 +20,7 @@ struct workload {
        , rounds{rounds}
        , hold{hold}
        , finished{ioc, workers}
-   {
-   }
+   {}
 
    asio::awaitable<void> worker(locksmith::client& c)
    {
@@ -54,7 +53,7 @@ struct workload {
    int failures = 0;
 };
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(command_cost, subscribe_fixture, *needs_redis_server())
 
@@ -85,35 +84,35 @@ BOOST_AUTO_TEST_CASE(one_release_wakes_one_contender_per_process)
    };
    task_group tasks{ioc};
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          auto la = co_await a.async_lock(name, {.ttl = 30s});
-          for (int k = 0; k < clients; ++k) {
-             tasks.spawn(waiter(k, 0));
-             BOOST_REQUIRE(co_await eventually([&] { return heads[k].attempts >= 2; }));
-          }
-          for (int k = 0; k < clients; ++k)
-             for (int i = 1; i < per_client; ++i)
-                tasks.spawn(waiter(k, i));
-          co_await yield();
-          BOOST_TEST(numsub(channel(name)) == clients);
-          auto const before = srv.commandstats();
-          co_await a.async_unlock(la);
-          BOOST_REQUIRE(co_await finished.all_done.wait(20s));
-          auto const cost = cost_between(before, srv.commandstats());
-          constexpr int acquisitions = clients * per_client;
-          BOOST_TEST_MESSAGE("handoff of " << acquisitions << " acquisitions: " << cost.evalsha
-                                           << " EVALSHA (" << double(cost.evalsha) / acquisitions
-                                           << " per acquisition), " << cost.sent
-                                           << " commands sent, " << cost.all
-                                           << " with those of the scripts");
-          BOOST_TEST(failures == 0);
-          // Waking every waiter would make each release cost one try per waiter left (up to 14).
-          BOOST_TEST(cost.evalsha <= 6 * acquisitions);
-          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-          BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-       }(),
-       30s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await a.async_lock(name, {.ttl = 30s});
+         for (int k = 0; k < clients; ++k) {
+            tasks.spawn(waiter(k, 0));
+            BOOST_REQUIRE(co_await eventually([&] { return heads[k].attempts >= 2; }));
+         }
+         for (int k = 0; k < clients; ++k)
+            for (int i = 1; i < per_client; ++i)
+               tasks.spawn(waiter(k, i));
+         co_await yield();
+         BOOST_TEST(numsub(channel(name)) == clients);
+         auto const before = srv.commandstats();
+         co_await a.async_unlock(la);
+         BOOST_REQUIRE(co_await finished.all_done.wait(20s));
+         auto const cost = cost_between(before, srv.commandstats());
+         constexpr int acquisitions = clients * per_client;
+         BOOST_TEST_MESSAGE("handoff of " << acquisitions << " acquisitions: " << cost.evalsha
+                                          << " EVALSHA (" << double(cost.evalsha) / acquisitions
+                                          << " per acquisition), " << cost.sent
+                                          << " commands sent, " << cost.all
+                                          << " with those of the scripts");
+         BOOST_TEST(failures == 0);
+         // Waking every waiter would make each release cost one try per waiter left (up to 14).
+         BOOST_TEST(cost.evalsha <= 6 * acquisitions);
+         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      }(),
+      30s);
 }
 
 // 2 clients x 2 workers take one key 20 times each, holding it 0, 1 or 100 ms: the commands per
@@ -134,42 +133,42 @@ BOOST_AUTO_TEST_CASE(commands_per_acquisition_do_not_grow_with_the_hold)
                     rounds, hold};
          task_group tasks{ioc};
          run(
-             ioc,
-             [&]() -> asio::awaitable<void> {
-                // Connected (HELLO done) before counting.
-                for (auto& c : cs) {
-                   auto l = co_await c->async_lock(unique_key("warm-up"));
-                   co_await c->async_unlock(l);
-                }
-                auto const before = srv.commandstats();
-                auto const t0 = clock_type::now();
-                for (auto& c : cs)
-                   for (int j = 0; j < per_client; ++j)
-                      tasks.spawn(w.worker(*c));
-                BOOST_REQUIRE(co_await w.finished.all_done.wait(60s));
-                auto const elapsed = clock_type::now() - t0;
-                // The last unsubscribe goes out after the last unlock: count it too.
-                BOOST_TEST(co_await eventually([&] { return numsub(channel(w.name)) == 0; }));
-                auto const cost = cost_between(before, srv.commandstats());
-                BOOST_TEST_MESSAGE(
-                    "hold " << hold.count() << " ms: " << acquisitions << " acquisitions in "
-                            << to_ms(elapsed) << " ms; per acquisition "
-                            << double(cost.sent) / acquisitions << " commands sent ("
-                            << double(cost.evalsha) / acquisitions << " EVALSHA), "
-                            << double(cost.all) / acquisitions << " with those run by the scripts");
-                BOOST_TEST(w.failures == 0);
-                BOOST_TEST(cost.sent <= 8 * acquisitions);
-                BOOST_TEST(cost.all <=
-                           20 * acquisitions); // ~4 script calls, each 5 commands at most
-                sent_per_acquisition.push_back(double(cost.sent) / acquisitions);
-             }(),
-             90s);
+            ioc,
+            [&]() -> asio::awaitable<void> {
+               // Connected (HELLO done) before counting.
+               for (auto& c : cs) {
+                  auto l = co_await c->async_lock(unique_key("warm-up"));
+                  co_await c->async_unlock(l);
+               }
+               auto const before = srv.commandstats();
+               auto const t0 = clock_type::now();
+               for (auto& c : cs)
+                  for (int j = 0; j < per_client; ++j)
+                     tasks.spawn(w.worker(*c));
+               BOOST_REQUIRE(co_await w.finished.all_done.wait(60s));
+               auto const elapsed = clock_type::now() - t0;
+               // The last unsubscribe goes out after the last unlock: count it too.
+               BOOST_TEST(co_await eventually([&] { return numsub(channel(w.name)) == 0; }));
+               auto const cost = cost_between(before, srv.commandstats());
+               BOOST_TEST_MESSAGE(
+                  "hold " << hold.count() << " ms: " << acquisitions << " acquisitions in "
+                          << to_ms(elapsed) << " ms; per acquisition "
+                          << double(cost.sent) / acquisitions << " commands sent ("
+                          << double(cost.evalsha) / acquisitions << " EVALSHA), "
+                          << double(cost.all) / acquisitions << " with those run by the scripts");
+               BOOST_TEST(w.failures == 0);
+               BOOST_TEST(cost.sent <= 8 * acquisitions);
+               BOOST_TEST(cost.all <=
+                          20 * acquisitions);  // ~4 script calls, each 5 commands at most
+               sent_per_acquisition.push_back(double(cost.sent) / acquisitions);
+            }(),
+            90s);
       }
    }
    // Constant: holding 100 times longer costs (almost) nothing more.
    BOOST_REQUIRE(sent_per_acquisition.size() == 3u);
    auto const [low, high] =
-       std::minmax_element(sent_per_acquisition.begin(), sent_per_acquisition.end());
+      std::minmax_element(sent_per_acquisition.begin(), sent_per_acquisition.end());
    BOOST_TEST(*high - *low <= 1.0);
 }
 

@@ -22,8 +22,7 @@ struct storm {
    storm(asio::io_context& ioc, std::string name, int waiters)
        : name{std::move(name)}
        , finished{ioc, waiters}
-   {
-   }
+   {}
 
    // Starts one waiter on `c`.
    void add(locksmith::client& c, task_group& tasks)
@@ -48,7 +47,7 @@ struct storm {
    {
       auto const t0 = clock_type::now();
       auto [ec, l] =
-          co_await c.async_lock(name, subscribe(30s, 10s), asio::cancel_after(after, type, tuple));
+         co_await c.async_lock(name, subscribe(30s, 10s), asio::cancel_after(after, type, tuple));
       slowest = std::max(slowest, clock_type::now() - t0 - after);
       count(ec, l);
    }
@@ -68,7 +67,7 @@ struct storm {
    std::vector<error_code> others;
    clock_type::duration slowest{};
    countdown finished;
-   std::list<asio::cancellation_signal> signals; // for the waiters cancelled at initiation
+   std::list<asio::cancellation_signal> signals;  // for the waiters cancelled at initiation
 };
 
 // Every client's queue is empty and consistent: each can take and release the key, and queues
@@ -79,7 +78,7 @@ asio::awaitable<void> each_queue_still_works(clients const& cs, std::string cons
       auto [ec, l] = co_await c->async_try_lock(name, {}, tuple);
       BOOST_TEST(!ec, "try_lock after the storm: " << ec.message());
       auto [ec2, l2] = co_await c->async_lock(name, subscribe(30s, 200ms), tuple);
-      BOOST_TEST(ec2 == error::wait_timeout); // held by its own lease: queued, then timed out
+      BOOST_TEST(ec2 == error::wait_timeout);  // held by its own lease: queued, then timed out
       auto [uec] = co_await c->async_unlock(l, tuple);
       BOOST_TEST(!uec);
       auto [ec3, l3] = co_await c->async_lock(name, subscribe(30s, 1s), tuple);
@@ -93,8 +92,7 @@ struct wave {
    wave(asio::io_context& ioc, std::string const& name, int waiters)
        : name{name}
        , woken{ioc, waiters}
-   {
-   }
+   {}
 
    asio::awaitable<void> waiter(locksmith::client& c)
    {
@@ -112,7 +110,7 @@ struct wave {
    int failures = 0;
 };
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(local_queue, subscribe_fixture, *needs_redis_server())
 
@@ -126,45 +124,45 @@ BOOST_AUTO_TEST_CASE(cancellation_storm_leaks_no_subscription)
    auto const cs = make_clients(ioc, cfg(), n);
    storm st{ioc, unique_key(), n * per_client};
    auto const& name = st.name;
-   wave after{ioc, name, n}; // after the storm
+   wave after{ioc, name, n};  // after the storm
    task_group tasks{ioc};
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          auto la = co_await a.async_lock(name, {.ttl = 30s});
-          for (int i = 0; i < per_client; ++i)
-             for (auto& c : cs)
-                st.add(*c, tasks);
-          BOOST_REQUIRE(co_await st.finished.all_done.wait(20s));
-          BOOST_TEST_MESSAGE(st.aborted << " aborted (" << st.immediate << " at initiation), "
-                                        << st.other << " other outcomes; slowest cancellation took "
-                                        << to_ms(st.slowest) << " ms");
-          BOOST_TEST(st.aborted == n * per_client);
-          BOOST_TEST(st.other == 0);
-          for (auto const& ec : st.others)
-             BOOST_TEST_MESSAGE("unexpected outcome: " << ec.message());
-          BOOST_TEST((st.slowest < 1s));
-          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-          BOOST_TEST(srv.text({"GET", lock_key(name)}) == la.token());
-          co_await a.async_unlock(la);
-          co_await each_queue_still_works(cs, name);
-          // Each client's subscription count went back to zero, not just the server's: each one
-          // subscribes again for a new waiter, and the releases wake those waiters one after the
-          // other, long before A's 30 s TTL.
-          auto la2 = co_await a.async_lock(name, {.ttl = 30s});
-          for (auto& c : cs)
-             tasks.spawn(after.waiter(*c));
-          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == n; }));
-          auto const unlocked_at = clock_type::now();
-          co_await a.async_unlock(la2);
-          BOOST_TEST(co_await after.woken.all_done.wait(5s));
-          BOOST_TEST_MESSAGE(n << " waiters after the storm served in "
-                               << to_ms(clock_type::now() - unlocked_at) << " ms");
-          BOOST_TEST(after.failures == 0);
-          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-          BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-       }(),
-       60s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await a.async_lock(name, {.ttl = 30s});
+         for (int i = 0; i < per_client; ++i)
+            for (auto& c : cs)
+               st.add(*c, tasks);
+         BOOST_REQUIRE(co_await st.finished.all_done.wait(20s));
+         BOOST_TEST_MESSAGE(st.aborted << " aborted (" << st.immediate << " at initiation), "
+                                       << st.other << " other outcomes; slowest cancellation took "
+                                       << to_ms(st.slowest) << " ms");
+         BOOST_TEST(st.aborted == n * per_client);
+         BOOST_TEST(st.other == 0);
+         for (auto const& ec : st.others)
+            BOOST_TEST_MESSAGE("unexpected outcome: " << ec.message());
+         BOOST_TEST((st.slowest < 1s));
+         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+         BOOST_TEST(srv.text({"GET", lock_key(name)}) == la.token());
+         co_await a.async_unlock(la);
+         co_await each_queue_still_works(cs, name);
+         // Each client's subscription count went back to zero, not just the server's: each one
+         // subscribes again for a new waiter, and the releases wake those waiters one after the
+         // other, long before A's 30 s TTL.
+         auto la2 = co_await a.async_lock(name, {.ttl = 30s});
+         for (auto& c : cs)
+            tasks.spawn(after.waiter(*c));
+         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == n; }));
+         auto const unlocked_at = clock_type::now();
+         co_await a.async_unlock(la2);
+         BOOST_TEST(co_await after.woken.all_done.wait(5s));
+         BOOST_TEST_MESSAGE(n << " waiters after the storm served in "
+                              << to_ms(clock_type::now() - unlocked_at) << " ms");
+         BOOST_TEST(after.failures == 0);
+         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      }(),
+      60s);
 }
 
 // Three waiters of one client: cancel the middle one, then the head (which sleeps subscribed);
@@ -187,49 +185,49 @@ BOOST_AUTO_TEST_CASE(cancelling_the_middle_then_the_head_waiter)
    };
    task_group tasks{ioc};
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          auto la = co_await a.async_lock(name, {.ttl = 30s});
-          tasks.spawn(waiter(0));
-          BOOST_REQUIRE(co_await sleeps_subscribed(name, w[0].diag));
-          auto const evals = calls("evalsha");
-          tasks.spawn(waiter(1));
-          // Waiter 2 has no cancellation slot of ours.
-          tasks.spawn(locksmith::test::wait_for_lock(c, name, subscribe(30s, 10s), w[2], done2));
-          co_await yield();
-          // Queued behind the head: they do not talk to Redis.
-          BOOST_TEST(calls("evalsha") == evals);
-          BOOST_TEST(w[1].diag.attempts == 0u);
-          BOOST_TEST(w[2].diag.attempts == 0u);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await a.async_lock(name, {.ttl = 30s});
+         tasks.spawn(waiter(0));
+         BOOST_REQUIRE(co_await sleeps_subscribed(name, w[0].diag));
+         auto const evals = calls("evalsha");
+         tasks.spawn(waiter(1));
+         // Waiter 2 has no cancellation slot of ours.
+         tasks.spawn(locksmith::test::wait_for_lock(c, name, subscribe(30s, 10s), w[2], done2));
+         co_await yield();
+         // Queued behind the head: they do not talk to Redis.
+         BOOST_TEST(calls("evalsha") == evals);
+         BOOST_TEST(w[1].diag.attempts == 0u);
+         BOOST_TEST(w[2].diag.attempts == 0u);
 
-          sig[1].emit(asio::cancellation_type::terminal);
-          BOOST_REQUIRE(co_await done[1]->wait(1s));
-          BOOST_TEST(w[1].ec == asio::error::operation_aborted);
-          BOOST_TEST(w[1].diag.attempts == 0u);
-          BOOST_TEST(!done[0]->is_set());
-          BOOST_TEST(!done[2]->is_set());
+         sig[1].emit(asio::cancellation_type::terminal);
+         BOOST_REQUIRE(co_await done[1]->wait(1s));
+         BOOST_TEST(w[1].ec == asio::error::operation_aborted);
+         BOOST_TEST(w[1].diag.attempts == 0u);
+         BOOST_TEST(!done[0]->is_set());
+         BOOST_TEST(!done[2]->is_set());
 
-          sig[0].emit(asio::cancellation_type::terminal);
-          BOOST_REQUIRE(co_await done[0]->wait(1s));
-          BOOST_TEST(w[0].ec == asio::error::operation_aborted);
-          // The last waiter is the head now: it tries once, finds the key taken, and sleeps
-          // subscribed (the subscription passed on with the queue).
-          BOOST_REQUIRE(co_await eventually([&] { return w[2].diag.attempts >= 1; }));
-          BOOST_TEST(numsub(channel(name)) == 1);
-          BOOST_TEST(!done[2]->is_set());
+         sig[0].emit(asio::cancellation_type::terminal);
+         BOOST_REQUIRE(co_await done[0]->wait(1s));
+         BOOST_TEST(w[0].ec == asio::error::operation_aborted);
+         // The last waiter is the head now: it tries once, finds the key taken, and sleeps
+         // subscribed (the subscription passed on with the queue).
+         BOOST_REQUIRE(co_await eventually([&] { return w[2].diag.attempts >= 1; }));
+         BOOST_TEST(numsub(channel(name)) == 1);
+         BOOST_TEST(!done[2]->is_set());
 
-          auto const unlocked_at = clock_type::now();
-          co_await a.async_unlock(la);
-          BOOST_REQUIRE(co_await done[2]->wait(5s));
-          BOOST_TEST_MESSAGE("last waiter woke " << to_ms(*w[2].at - unlocked_at)
-                                                 << " ms after the unlock");
-          BOOST_TEST(!w[2].ec);
-          BOOST_TEST((*w[2].at - unlocked_at < 100ms));
-          BOOST_TEST(srv.text({"GET", lock_key(name)}) == w[2].held.token());
-          co_await c.async_unlock(w[2].held);
-          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-       }(),
-       20s);
+         auto const unlocked_at = clock_type::now();
+         co_await a.async_unlock(la);
+         BOOST_REQUIRE(co_await done[2]->wait(5s));
+         BOOST_TEST_MESSAGE("last waiter woke " << to_ms(*w[2].at - unlocked_at)
+                                                << " ms after the unlock");
+         BOOST_TEST(!w[2].ec);
+         BOOST_TEST((*w[2].at - unlocked_at < 100ms));
+         BOOST_TEST(srv.text({"GET", lock_key(name)}) == w[2].held.token());
+         co_await c.async_unlock(w[2].held);
+         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+      }(),
+      20s);
 }
 
 // A name that this client holds, or waits for, answers lock_taken without a round trip.
@@ -242,33 +240,33 @@ BOOST_AUTO_TEST_CASE(try_lock_on_a_locally_busy_name_makes_no_round_trip)
    event w_done{ioc};
    task_group tasks{ioc};
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          auto mine = co_await c.async_lock(held_name, {.ttl = 30s});
-          auto theirs = co_await a.async_lock(waited_name, {.ttl = 30s});
-          tasks.spawn(
-              locksmith::test::wait_for_lock(c, waited_name, subscribe(30s, 10s), w, w_done));
-          BOOST_REQUIRE(co_await eventually([&] { return w.diag.attempts >= 2; }));
-          auto const before = srv.commandstats();
-          for (auto const* n : {&held_name, &waited_name}) {
-             locksmith::report diag;
-             auto [ec, l] = co_await c.async_try_lock(*n, {}, diag, tuple);
-             BOOST_TEST(ec == error::lock_taken);
-             BOOST_TEST(diag.attempts == 0u);
-             auto [ec2, l2] = co_await c.async_lock(*n, subscribe(30s, 0ms), tuple);
-             BOOST_TEST(ec2 == error::lock_taken);
-          }
-          auto const cost = cost_between(before, srv.commandstats());
-          BOOST_TEST(cost.evalsha == 0);
-          BOOST_TEST(cost.sent - cost.ping == 0);
-          BOOST_TEST(!w_done.is_set());
-          co_await a.async_unlock(theirs);
-          BOOST_REQUIRE(co_await w_done.wait(5s));
-          BOOST_TEST(!w.ec);
-          co_await c.async_unlock(w.held);
-          co_await c.async_unlock(mine);
-       }(),
-       20s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto mine = co_await c.async_lock(held_name, {.ttl = 30s});
+         auto theirs = co_await a.async_lock(waited_name, {.ttl = 30s});
+         tasks.spawn(
+            locksmith::test::wait_for_lock(c, waited_name, subscribe(30s, 10s), w, w_done));
+         BOOST_REQUIRE(co_await eventually([&] { return w.diag.attempts >= 2; }));
+         auto const before = srv.commandstats();
+         for (auto const* n : {&held_name, &waited_name}) {
+            locksmith::report diag;
+            auto [ec, l] = co_await c.async_try_lock(*n, {}, diag, tuple);
+            BOOST_TEST(ec == error::lock_taken);
+            BOOST_TEST(diag.attempts == 0u);
+            auto [ec2, l2] = co_await c.async_lock(*n, subscribe(30s, 0ms), tuple);
+            BOOST_TEST(ec2 == error::lock_taken);
+         }
+         auto const cost = cost_between(before, srv.commandstats());
+         BOOST_TEST(cost.evalsha == 0);
+         BOOST_TEST(cost.sent - cost.ping == 0);
+         BOOST_TEST(!w_done.is_set());
+         co_await a.async_unlock(theirs);
+         BOOST_REQUIRE(co_await w_done.wait(5s));
+         BOOST_TEST(!w.ec);
+         co_await c.async_unlock(w.held);
+         co_await c.async_unlock(mine);
+      }(),
+      20s);
 }
 
 // Five coroutines of one client acquire in the order in which they asked, both when another
@@ -288,37 +286,37 @@ BOOST_AUTO_TEST_CASE(local_queue_is_fifo)
          auto waiter = [&](int i) -> asio::awaitable<void> {
             locksmith::report diag;
             auto [ec, l] =
-                co_await c.async_lock(name, subscribe(30s, 10s), i == 0 ? head : diag, tuple);
+               co_await c.async_lock(name, subscribe(30s, 10s), i == 0 ? head : diag, tuple);
             if (ec) {
                errors.push_back(ec);
             } else {
                order.push_back(i);
-               co_await yield(); // hold it while the others stay queued
+               co_await yield();  // hold it while the others stay queued
                co_await c.async_unlock(l);
             }
             finished.done();
          };
          task_group tasks{ioc};
          run(
-             ioc,
-             [&]() -> asio::awaitable<void> {
-                auto& holder = held_by_other ? a : c;
-                auto l = co_await holder.async_lock(name, {.ttl = 30s});
-                for (int i = 0; i < n; ++i) {
-                   tasks.spawn(waiter(i));
-                   if (i == 0 && held_by_other) // the head sleeps subscribed before the others come
-                      BOOST_REQUIRE(co_await eventually([&] { return head.attempts >= 2; }));
-                   co_await yield();
-                }
-                BOOST_TEST(order.empty());
-                co_await holder.async_unlock(l);
-                BOOST_REQUIRE(co_await finished.all_done.wait(10s));
-                BOOST_TEST(errors.empty());
-                BOOST_TEST(order == (std::vector<int>{0, 1, 2, 3, 4}),
-                           boost::test_tools::per_element());
-                BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-             }(),
-             20s);
+            ioc,
+            [&]() -> asio::awaitable<void> {
+               auto& holder = held_by_other ? a : c;
+               auto l = co_await holder.async_lock(name, {.ttl = 30s});
+               for (int i = 0; i < n; ++i) {
+                  tasks.spawn(waiter(i));
+                  if (i == 0 && held_by_other)  // the head sleeps subscribed before the others come
+                     BOOST_REQUIRE(co_await eventually([&] { return head.attempts >= 2; }));
+                  co_await yield();
+               }
+               BOOST_TEST(order.empty());
+               co_await holder.async_unlock(l);
+               BOOST_REQUIRE(co_await finished.all_done.wait(10s));
+               BOOST_TEST(errors.empty());
+               BOOST_TEST(order == (std::vector<int>{0, 1, 2, 3, 4}),
+                          boost::test_tools::per_element());
+               BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+            }(),
+            20s);
       }
    }
 }

@@ -34,7 +34,7 @@ asio::awaitable<double> lock_latency(locksmith::client& c, std::string const& st
    co_return median(took);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(redlock, redlock_fixture, *needs_redis_server())
 
@@ -51,8 +51,8 @@ BOOST_AUTO_TEST_CASE(healthy_acquire_renew_release_on_all_nodes)
       BOOST_TEST(count_votes(diag, node_vote::yes) >= 3u);
       // The fan-out is decided on the third yes; the other two follow at once.
       BOOST_TEST(
-          co_await eventually([&] { return all_hold(nodes_in(0, node_count), key, l.token()); }),
-          "the token is on all five nodes");
+         co_await eventually([&] { return all_hold(nodes_in(0, node_count), key, l.token()); }),
+         "the token is on all five nodes");
 
       // The fencing token is the highest minted by the nodes that voted yes; the others, which
       // answered after the decision, may have minted higher ones (their clock had moved on).
@@ -95,22 +95,22 @@ BOOST_AUTO_TEST_CASE(one_or_two_frozen_nodes_do_not_slow_acquisition)
    std::vector<std::string> names;
    double healthy = 0, one_frozen = 0, two_frozen = 0;
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          co_await lock_latency(c, stem + "/warmup", 3, names); // connections up
-          healthy = co_await lock_latency(c, stem + "/healthy", 21, names);
-          pause(0);
-          one_frozen = co_await lock_latency(c, stem + "/one", 21, names);
-          pause(1);
-          two_frozen = co_await lock_latency(c, stem + "/two", 21, names);
-          // Back from SIGSTOP, the two nodes run their backlog in order: each SET, then its
-          // release.
-          resume(0);
-          resume(1);
-          for (auto const& n : names)
-             BOOST_TEST(co_await gone_everywhere(lock_key(n)), n << " is left on some node");
-       }(),
-       60s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         co_await lock_latency(c, stem + "/warmup", 3, names);  // connections up
+         healthy = co_await lock_latency(c, stem + "/healthy", 21, names);
+         pause(0);
+         one_frozen = co_await lock_latency(c, stem + "/one", 21, names);
+         pause(1);
+         two_frozen = co_await lock_latency(c, stem + "/two", 21, names);
+         // Back from SIGSTOP, the two nodes run their backlog in order: each SET, then its
+         // release.
+         resume(0);
+         resume(1);
+         for (auto const& n : names)
+            BOOST_TEST(co_await gone_everywhere(lock_key(n)), n << " is left on some node");
+      }(),
+      60s);
    BOOST_TEST_MESSAGE("median acquisition: healthy "
                       << healthy << " ms, 1 frozen " << one_frozen << " ms, 2 frozen " << two_frozen
                       << " ms (node timeout " << node_timeout.count() << " ms)");
@@ -142,8 +142,8 @@ BOOST_AUTO_TEST_CASE(three_frozen_nodes_fail_with_quorum_unreachable)
       BOOST_REQUIRE(diag.nodes.size() == node_count);
       for (std::size_t i = 0; i < 3; ++i)
          BOOST_TEST(
-             (diag.nodes[i].vote == node_vote::failed || diag.nodes[i].vote == node_vote::none),
-             "node " << i);
+            (diag.nodes[i].vote == node_vote::failed || diag.nodes[i].vote == node_vote::none),
+            "node " << i);
       BOOST_TEST(count_votes(diag, node_vote::failed) + count_votes(diag, node_vote::none) == 3u);
       BOOST_TEST(diag.nodes[3].vote == node_vote::yes);
       BOOST_TEST(diag.nodes[4].vote == node_vote::yes);
@@ -181,8 +181,8 @@ BOOST_AUTO_TEST_CASE(node_frozen_during_acquire_and_thawed_after_release_holds_n
       auto l = co_await c.async_lock(name, {.ttl = 30s}, diag);
       BOOST_TEST(diag.nodes[0].vote == node_vote::none);
       BOOST_TEST(
-          co_await eventually([&] { return all_hold(nodes_in(1, node_count), key, l.token()); }),
-          "the token is on the four live nodes");
+         co_await eventually([&] { return all_hold(nodes_in(1, node_count), key, l.token()); }),
+         "the token is on the four live nodes");
       auto [uec] = co_await c.async_unlock(l, tuple);
       BOOST_TEST(!uec, uec.message());
       BOOST_TEST(co_await gone_from(nodes_in(1, 5), key));

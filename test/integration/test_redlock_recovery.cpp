@@ -19,8 +19,7 @@ namespace {
 struct freezer {
    explicit freezer(redlock_fixture& f)
        : f{f}
-   {
-   }
+   {}
 
    void operator()()
    {
@@ -37,7 +36,7 @@ struct freezer {
          }
       }
       auto const i =
-          std::uniform_int_distribution<std::size_t>{0, redlock_fixture::node_count - 1}(random);
+         std::uniform_int_distribution<std::size_t>{0, redlock_fixture::node_count - 1}(random);
       if (frozen.size() < 2 && !frozen.contains(i)) {
          f.pause(i);
          frozen.emplace(i, now);
@@ -54,12 +53,12 @@ struct freezer {
 
    redlock_fixture& f;
    std::mt19937 random{std::random_device{}()};
-   std::map<std::size_t, clock_type::time_point> frozen; // node -> since
+   std::map<std::size_t, clock_type::time_point> frozen;  // node -> since
    clock_type::time_point next = clock_type::now();
    int freezes = 0;
 };
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(redlock, redlock_fixture, *needs_redis_server())
 
@@ -81,7 +80,7 @@ BOOST_AUTO_TEST_CASE(nodes_restarted_empty_under_a_held_lock)
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30s});
       BOOST_TEST(
-          co_await eventually([&] { return all_hold(nodes_in(0, node_count), key, la.token()); }));
+         co_await eventually([&] { return all_hold(nodes_in(0, node_count), key, la.token()); }));
       srv(0).restart();
       srv(1).restart();
       BOOST_TEST(srv(0).text({"EXISTS", key}) == "0");
@@ -144,7 +143,7 @@ BOOST_AUTO_TEST_CASE(release_reaches_a_node_whose_scripts_were_flushed)
       BOOST_TEST(gone,
                  "node 4 still holds the released lock: its release got NOSCRIPT after the fan-out "
                  "was decided, and the EVAL fallback was not sent (PTTL "
-                     << pttl << " ms)");
+                    << pttl << " ms)");
    }());
 }
 

@@ -23,8 +23,7 @@ struct holder_and_waiter {
        , b_done{f.ioc}
        , opts{b_opts}
        , tasks{f.ioc}
-   {
-   }
+   {}
    // A takes the lock, then B starts to wait for it.
    asio::awaitable<lease> start(locksmith::lock_options a_opts)
    {
@@ -38,7 +37,7 @@ struct holder_and_waiter {
    outcome wb;
    event b_done;
    locksmith::lock_options opts;
-   task_group tasks; // after the clients: destroyed first
+   task_group tasks;  // after the clients: destroyed first
 };
 
 // A's lease: one that outlives the test, or one that runs out after 300 ms unrenewed.
@@ -53,7 +52,7 @@ void with_waiter(subscribe_fixture& f, locksmith::lock_options b_opts, Body body
    run(f.ioc, body(s, s.wb), 20s);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(subscribe_waiting, subscribe_fixture, *needs_redis_server())
 
@@ -75,7 +74,8 @@ BOOST_AUTO_TEST_CASE(release_message_wakes_the_waiter_without_a_timer)
       BOOST_TEST(!wb.ec);
       BOOST_TEST(wb.held.held());
       BOOST_TEST((latency < 50ms));
-      BOOST_TEST(wb.diag.attempts == 3u); // first try, try after subscribing, try after the message
+      BOOST_TEST(wb.diag.attempts ==
+                 3u);  // first try, try after subscribing, try after the message
       BOOST_TEST(srv.text({"GET", lock_key(s.name)}) == wb.held.token());
       auto [ub] = co_await s.b.async_unlock(s.wb.held, tuple);
       BOOST_TEST(!ub);
@@ -126,7 +126,7 @@ BOOST_AUTO_TEST_CASE(expired_holder_is_replaced_at_its_pttl)
       BOOST_TEST(!wb.ec);
       BOOST_TEST((*wb.at - t0 >= 290ms));
       BOOST_TEST((*wb.at - t0 < 300ms + 200ms));
-      BOOST_TEST(wb.diag.attempts <= 4u); // no polling while it waits
+      BOOST_TEST(wb.diag.attempts <= 4u);  // no polling while it waits
       BOOST_TEST(srv.text({"GET", lock_key(s.name)}) == wb.held.token());
       auto [ua] = co_await s.a.async_unlock(la, tuple);
       BOOST_TEST(ua == error::not_owner);
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(subscription_survives_a_reconnect)
       auto la = co_await s.start(long_lease);
       BOOST_REQUIRE(co_await sleeps_subscribed(s.name, wb.diag));
       auto const before = pubsub_client_ids();
-      BOOST_REQUIRE(before.size() == 2u); // the subscriber connections of A and B
+      BOOST_REQUIRE(before.size() == 2u);  // the subscriber connections of A and B
       auto const killed_at = clock_type::now();
       BOOST_TEST(srv.text({"CLIENT", "KILL", "TYPE", "pubsub"}) == "2");
       BOOST_TEST(numsub(ch) == 0);
@@ -203,27 +203,27 @@ BOOST_AUTO_TEST_CASE(killing_the_subscriber_connections_loses_no_waiter)
       finished.done();
    };
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          auto la = co_await a.async_lock(name, {.ttl = 30s});
-          for (auto& c : cs)
-             for (int j = 0; j < per_client; ++j)
-                tasks.spawn(waiter(*c));
-          // Every client's head waiter is subscribed: the three clients' connections.
-          BOOST_REQUIRE(co_await eventually([&] { return numsub(channel(name)) == clients; }));
-          auto const killed = srv.text({"CLIENT", "KILL", "TYPE", "pubsub"});
-          BOOST_TEST(killed == std::to_string(clients + 1)); // and the holder's own
-          auto const t0 = clock_type::now();
-          co_await a.async_unlock(la);
-          BOOST_REQUIRE(co_await finished.all_done.wait(10s));
-          BOOST_TEST_MESSAGE("6 waiters served " << to_ms(clock_type::now() - t0)
-                                                 << " ms after the kill");
-          BOOST_TEST(granted == clients * per_client);
-          BOOST_TEST(overlaps == 0);
-          BOOST_TEST(failures.empty());
-          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-       }(),
-       30s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await a.async_lock(name, {.ttl = 30s});
+         for (auto& c : cs)
+            for (int j = 0; j < per_client; ++j)
+               tasks.spawn(waiter(*c));
+         // Every client's head waiter is subscribed: the three clients' connections.
+         BOOST_REQUIRE(co_await eventually([&] { return numsub(channel(name)) == clients; }));
+         auto const killed = srv.text({"CLIENT", "KILL", "TYPE", "pubsub"});
+         BOOST_TEST(killed == std::to_string(clients + 1));  // and the holder's own
+         auto const t0 = clock_type::now();
+         co_await a.async_unlock(la);
+         BOOST_REQUIRE(co_await finished.all_done.wait(10s));
+         BOOST_TEST_MESSAGE("6 waiters served " << to_ms(clock_type::now() - t0)
+                                                << " ms after the kill");
+         BOOST_TEST(granted == clients * per_client);
+         BOOST_TEST(overlaps == 0);
+         BOOST_TEST(failures.empty());
+         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+      }(),
+      30s);
 }
 
 // client::cancel() "closes the connections: operations in flight complete with errors". A waiter

@@ -27,7 +27,7 @@ std::string encode(std::span<std::string_view const> args)
    return request;
 }
 
-} // namespace
+}  // namespace
 
 std::string reply_text(reply const& r)
 {
@@ -56,7 +56,7 @@ blocking_client::blocking_client(std::string const& host, std::string const& por
       connect(host, port);
    } catch (...) {
       if (fd_ >= 0)
-         ::close(fd_); // no destructor runs for a half-constructed object
+         ::close(fd_);  // no destructor runs for a half-constructed object
       throw;
    }
 }
@@ -241,7 +241,7 @@ void blocking_client::wait_for(short events, char const* step)
       pollfd p{fd_, events, 0};
       int const n = ::poll(&p, 1, static_cast<int>(left.count()));
       if (n > 0)
-         return; // ready, or an error that the next syscall reports
+         return;  // ready, or an error that the next syscall reports
       if (n < 0 && errno != EINTR)
          fail("poll");
    }
@@ -257,4 +257,4 @@ void blocking_client::malformed(std::string const& why) const
    throw std::runtime_error(what_ + ": malformed reply: " + why);
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

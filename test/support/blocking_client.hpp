@@ -16,15 +16,7 @@ namespace locksmith::test {
 // of an integer reply; `elements` the items of an array. A nil bulk string and a nil array both
 // parse as `nil`.
 struct reply {
-   enum class kind
-   {
-      status,
-      error,
-      integer,
-      bulk,
-      nil,
-      array
-   };
+   enum class kind { status, error, integer, bulk, nil, array };
    kind type = kind::nil;
    std::string str;
    long long integer = 0;
@@ -73,11 +65,11 @@ private:
    [[noreturn]] void malformed(std::string const& why) const;
 
    std::chrono::steady_clock::time_point deadline_;
-   std::string endpoint_; // "<host>:<port>"
-   std::string what_;     // "<step> on <host>:<port>", for the messages of errors
+   std::string endpoint_;  // "<host>:<port>"
+   std::string what_;      // "<step> on <host>:<port>", for the messages of errors
    int fd_ = -1;
    std::string buffer_;
    std::size_t pos_ = 0;
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

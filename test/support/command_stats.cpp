@@ -9,7 +9,7 @@ namespace {
 std::int64_t field(std::string_view line, std::string_view name)
 {
    for (auto at = line.find(name); at != std::string_view::npos; at = line.find(name, at + 1)) {
-      if (at == 0 || (line[at - 1] != ':' && line[at - 1] != ',')) // as in "failed_calls="
+      if (at == 0 || (line[at - 1] != ':' && line[at - 1] != ','))  // as in "failed_calls="
          continue;
       std::int64_t n = 0;
       std::from_chars(line.data() + at + name.size(), line.data() + line.size(), n);
@@ -18,7 +18,7 @@ std::int64_t field(std::string_view line, std::string_view name)
    return 0;
 }
 
-} // namespace
+}  // namespace
 
 void add_command_stats(std::string_view info, command_stats& stats)
 {
@@ -38,4 +38,4 @@ void add_command_stats(std::string_view info, command_stats& stats)
    }
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

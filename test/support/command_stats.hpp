@@ -11,8 +11,8 @@ namespace locksmith::test {
 
 // One command's line, "cmdstat_evalsha:calls=3,usec=...,rejected_calls=0,failed_calls=1".
 struct command_stat {
-   std::int64_t calls = 0;  // every call, failed ones included
-   std::int64_t failed = 0; // failed_calls: errors while running (an EVALSHA's NOSCRIPT)
+   std::int64_t calls = 0;   // every call, failed ones included
+   std::int64_t failed = 0;  // failed_calls: errors while running (an EVALSHA's NOSCRIPT)
 };
 
 // By command name as Redis spells it there: "evalsha", "client|list".
@@ -43,4 +43,4 @@ inline bool run_by_scripts(std::string_view cmd)
           cmd == "publish" || cmd == "pexpire";
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -32,4 +32,4 @@ inline std::vector<std::string> urls_of(std::vector<std::unique_ptr<redis_server
    return urls;
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

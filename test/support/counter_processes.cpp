@@ -51,7 +51,7 @@ struct tally {
    {
       using c = child_trouble;
       bool const unlock_failed =
-          unlock_other > 0 || (unlock_unconfirmed > 0 && !r.unconfirmed_unlock_ok);
+         unlock_other > 0 || (unlock_unconfirmed > 0 && !r.unconfirmed_unlock_ok);
       return (finished < r.workers ? c::unfinished : 0) | (lock_failures ? c::lock_failed : 0) |
              (unlock_misreported ? c::unlock_misreported : 0) | (overruns ? c::overrun : 0) |
              (exceptions ? c::exception : 0) | (unlock_failed ? c::unlock_failed : 0) |
@@ -66,8 +66,8 @@ void report_unlock_error(error_code ec, bool valid, report const& diag)
       votes += " " + std::to_string(static_cast<int>(n.vote)) + "/" + n.ec.message() + "/" +
                std::to_string(n.latency.count()) + "us";
    std::fprintf(
-       stderr, "child %d: unlock of a lease %s: %s; votes (0 none 1 yes 2 no 3 failed):%s\n",
-       ::getpid(), valid ? "still valid" : "already invalid", ec.message().c_str(), votes.c_str());
+      stderr, "child %d: unlock of a lease %s: %s; votes (0 none 1 yes 2 no 3 failed):%s\n",
+      ::getpid(), valid ? "still valid" : "already invalid", ec.message().c_str(), votes.c_str());
 }
 
 // GET, yield, SET + 1: a read-modify-write that other coroutines and processes can interleave
@@ -141,16 +141,15 @@ int counter_child(counter_run const& r)
             ++t.exceptions;
       });
    auto const until = clock_type::now() + r.child_budget;
-   while (t.finished + t.exceptions < r.workers && ioc.run_one_until(until) != 0) {
-   }
+   while (t.finished + t.exceptions < r.workers && ioc.run_one_until(until) != 0) {}
    data.cancel();
    std::fprintf(
-       stderr,
-       "child %d: %d/%d workers done; lock failures %d; unlocks unconfirmed %d, misreported %d, "
-       "other errors %d; overruns %d; counter errors %d; exceptions %d; longest wait %.1f ms\n",
-       ::getpid(), t.finished, r.workers, t.lock_failures, t.unlock_unconfirmed,
-       t.unlock_misreported, t.unlock_other, t.overruns, t.counter_failures, t.exceptions,
-       t.longest_wait_ms);
+      stderr,
+      "child %d: %d/%d workers done; lock failures %d; unlocks unconfirmed %d, misreported %d, "
+      "other errors %d; overruns %d; counter errors %d; exceptions %d; longest wait %.1f ms\n",
+      ::getpid(), t.finished, r.workers, t.lock_failures, t.unlock_unconfirmed,
+      t.unlock_misreported, t.unlock_other, t.overruns, t.counter_failures, t.exceptions,
+      t.longest_wait_ms);
    return t.status(r);
 }
 
@@ -166,7 +165,7 @@ int counter_child(counter_run const& r)
       std::fprintf(stderr, "child %d: %s\n", ::getpid(), e.what());
    }
    std::fflush(stderr);
-   ::_exit(status); // no destructors, no Boost.Test teardown, no flush of the parent's buffers
+   ::_exit(status);  // no destructors, no Boost.Test teardown, no flush of the parent's buffers
 }
 
 std::string describe(int status)
@@ -179,20 +178,20 @@ std::string describe(int status)
    std::string what = "exit status " + std::to_string(code) + ":";
    using c = child_trouble;
    constexpr std::pair<int, char const*> bits[] = {
-       {c::unfinished, " unfinished"},
-       {c::lock_failed, " lock failed"},
-       {c::unlock_misreported, " unlock of a valid lease said not_owner or lease_expired"},
-       {c::overrun, " write after the validity"},
-       {c::exception, " exception"},
-       {c::unlock_failed, " unlock failed"},
-       {c::counter_failed, " counter GET or SET failed"}};
+      {c::unfinished, " unfinished"},
+      {c::lock_failed, " lock failed"},
+      {c::unlock_misreported, " unlock of a valid lease said not_owner or lease_expired"},
+      {c::overrun, " write after the validity"},
+      {c::exception, " exception"},
+      {c::unlock_failed, " unlock failed"},
+      {c::counter_failed, " counter GET or SET failed"}};
    for (auto const& [bit, text] : bits)
       if (code & bit)
          what += text;
    return what;
 }
 
-} // namespace
+}  // namespace
 
 counter_outcome run_counter_processes(counter_run const& r, std::function<void()> const& meanwhile)
 {
@@ -229,8 +228,7 @@ counter_outcome run_counter_processes(counter_run const& r, std::function<void()
          continue;
       ::kill(children[p], SIGKILL);
       int st = 0;
-      while (::waitpid(children[p], &st, 0) < 0 && errno == EINTR) {
-      }
+      while (::waitpid(children[p], &st, 0) < 0 && errno == EINTR) {}
    }
    return o;
 }
@@ -246,4 +244,4 @@ void check_children(counter_outcome const& o, counter_run const& r)
    }
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -15,37 +15,38 @@
 namespace locksmith::test {
 
 struct counter_run {
-   std::vector<std::string> nodes; // the lock's nodes
-   std::uint16_t counter_port = 0; // the loopback redis-server that holds the counter
-   std::string name;               // the lock's name
-   std::string counter;            // the counter's key
+   std::vector<std::string> nodes;  // the lock's nodes
+   std::uint16_t counter_port = 0;  // the loopback redis-server that holds the counter
+   std::string name;                // the lock's name
+   std::string counter;             // the counter's key
    int processes = 4;
-   int workers = 8; // coroutines per process, on one client
-   int rounds = 25; // increments per coroutine
+   int workers = 8;  // coroutines per process, on one client
+   int rounds = 25;  // increments per coroutine
    lock_options lock;
    std::chrono::milliseconds node_timeout{1000};
    // An unlock may end in quorum_unreachable and still be right when nodes freeze: the release
    // lands where our key is once they thaw. When false, that counts as a failed unlock.
    bool unconfirmed_unlock_ok = false;
-   std::chrono::seconds child_budget{60}; // a child gives up after this long
-   std::chrono::seconds deadline{90};     // the parent kills what still runs after this long
+   std::chrono::seconds child_budget{60};  // a child gives up after this long
+   std::chrono::seconds deadline{90};      // the parent kills what still runs after this long
 
    int increments() const { return processes * workers * rounds; }
 };
 
 // What went wrong in a child, as bits of its exit status.
 struct child_trouble {
-   static constexpr int unfinished = 1; // not every coroutine finished within the child's budget
+   static constexpr int unfinished = 1;  // not every coroutine finished within the child's budget
    static constexpr int lock_failed = 2;
-   static constexpr int unlock_misreported = 4; // not_owner or lease_expired for a valid lease
-   static constexpr int overrun = 8; // the write came after the validity: the lock did not cover it
+   static constexpr int unlock_misreported = 4;  // not_owner or lease_expired for a valid lease
+   static constexpr int overrun =
+      8;  // the write came after the validity: the lock did not cover it
    static constexpr int exception = 16;
-   static constexpr int unlock_failed = 32;  // any other unlock error
-   static constexpr int counter_failed = 64; // the GET or SET of the counter failed
+   static constexpr int unlock_failed = 32;   // any other unlock error
+   static constexpr int counter_failed = 64;  // the GET or SET of the counter failed
 };
 
 struct counter_outcome {
-   std::vector<int> statuses; // each child's wait status, or -1 when it was killed at the deadline
+   std::vector<int> statuses;  // each child's wait status, or -1 when it was killed at the deadline
    std::chrono::steady_clock::duration took{};
 };
 
@@ -57,4 +58,4 @@ counter_outcome run_counter_processes(counter_run const& r,
 // Checks (Boost.Test) that every child exited 0, and says what went wrong in those that did not.
 void check_children(counter_outcome const& o, counter_run const& r);
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

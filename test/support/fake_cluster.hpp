@@ -38,8 +38,8 @@ struct fake_cluster {
                                                      plan, clock_base));
       }
       core = std::make_shared<detail::client_core>(
-          ioc.get_executor(), config{.node_timeout = node_timeout},
-          std::vector<std::shared_ptr<detail::node>>(fakes.begin(), fakes.end()));
+         ioc.get_executor(), config{.node_timeout = node_timeout},
+         std::vector<std::shared_ptr<detail::node>>(fakes.begin(), fakes.end()));
       core->start();
    }
 
@@ -47,7 +47,7 @@ struct fake_cluster {
    std::size_t holding(std::string const& key, std::string const& token) const
    {
       return static_cast<std::size_t>(std::count_if(
-          fakes.begin(), fakes.end(), [&](auto const& f) { return f->get(key) == token; }));
+         fakes.begin(), fakes.end(), [&](auto const& f) { return f->get(key) == token; }));
    }
 
    /// Runs the coroutine, then everything it left behind (late replies, queued releases, a hung
@@ -62,12 +62,11 @@ struct fake_cluster {
          finished = true;
       });
       auto const until = std::chrono::steady_clock::now() + deadline;
-      while (ioc.run_one_until(until) != 0) {
-      }
+      while (ioc.run_one_until(until) != 0) {}
       if (failure)
          std::rethrow_exception(failure);
       return finished && ioc.stopped();
    }
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -13,18 +13,17 @@
 namespace locksmith::test {
 
 /// What goes wrong with one node call.
-enum class fault
-{
+enum class fault {
    none,
-   timeout,     ///< the request is lost on the way: no effect; timed_out after the call's timeout
-   refused,     ///< the connection is down: no effect; connection_refused at once
-   hang,        ///< the node stalls (like SIGSTOP) on this command: it runs, and the node's later
-                ///< commands after it, only after `fault_plan::hang_for`; the call times out
-   lost_reply,  ///< the command runs (the SET lands) but the reply is lost: connection_reset
-   error_reply, ///< the server answers an error (say OOM) without running the command
-   noscript,    ///< the node's script cache was flushed just before this command
-   wrong_shape, ///< the command runs, but the reply is of another script's shape, as when a
-                ///< connection matches replies to the wrong requests
+   timeout,      ///< the request is lost on the way: no effect; timed_out after the call's timeout
+   refused,      ///< the connection is down: no effect; connection_refused at once
+   hang,         ///< the node stalls (like SIGSTOP) on this command: it runs, and the node's later
+                 ///< commands after it, only after `fault_plan::hang_for`; the call times out
+   lost_reply,   ///< the command runs (the SET lands) but the reply is lost: connection_reset
+   error_reply,  ///< the server answers an error (say OOM) without running the command
+   noscript,     ///< the node's script cache was flushed just before this command
+   wrong_shape,  ///< the command runs, but the reply is of another script's shape, as when a
+                 ///< connection matches replies to the wrong requests
 };
 
 inline char const* to_string(fault f)
@@ -39,7 +38,7 @@ struct fault_plan {
    std::size_t fail_at = 0;
    fault what = fault::none;
    std::chrono::milliseconds hang_for{100};
-   std::size_t calls = 0; // node calls made so far
+   std::size_t calls = 0;  // node calls made so far
 
    fault next()
    {
@@ -81,4 +80,4 @@ inline std::vector<std::string> parse_resp_command(std::string_view s)
    return words;
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

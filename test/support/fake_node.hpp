@@ -84,7 +84,7 @@ public:
             self->finish(*p, boost::asio::error::timed_out, {});
       });
       if (p->f == fault::timeout)
-         return; // lost on the way: never runs
+         return;  // lost on the way: never runs
       enqueue(std::move(p), false);
    }
    // Subscriptions are confirmed at once, as a server would, by a push posted to the client.
@@ -125,20 +125,19 @@ public:
    std::size_t backlog() const noexcept { return queue_.size() + (busy_ ? 1 : 0); }
 
    std::vector<std::string>
-       releases_lost_to_faults; // tokens whose release an injected fault dropped
+      releases_lost_to_faults;  // tokens whose release an injected fault dropped
    std::vector<std::string>
-       releases_not_retried; // tokens whose release got NOSCRIPT and no fallback
+      releases_not_retried;  // tokens whose release got NOSCRIPT and no fallback
    std::map<std::string, int> subscriptions;
    std::size_t evals = 0;
-   std::size_t reconnects = 0; // reconnect() calls: replies of the wrong shape
+   std::size_t reconnects = 0;  // reconnect() calls: replies of the wrong shape
    bool started = false;
 
 private:
    struct pending {
       explicit pending(boost::asio::any_io_executor const& ex)
           : timeout{ex}
-      {
-      }
+      {}
       std::shared_ptr<detail::script_call const> call;
       std::function<bool()> still_wanted;
       std::function<void(detail::node_reply&&)> done;
@@ -179,7 +178,7 @@ private:
    {
       busy_ = false;
       if (frozen_)
-         return; // the head stays queued until thaw()
+         return;  // the head stays queued until thaw()
       auto c = std::move(queue_.front());
       queue_.pop_front();
       run(c);
@@ -215,15 +214,15 @@ private:
       std::vector<std::string> keys(words.begin() + 3,
                                     words.begin() + 3 + static_cast<long>(nkeys));
       std::vector<std::string> args(words.begin() + 3 + static_cast<long>(nkeys), words.end());
-      auto resp = evaluate(code, keys, args,
-                           [this](std::string const& channel, std::string const& message) {
-                              if (subscriptions[channel] > 0)
-                                 push({detail::push_event::kind::message, channel, message});
-                           });
+      auto resp =
+         evaluate(code, keys, args, [this](std::string const& channel, std::string const& message) {
+            if (subscriptions[channel] > 0)
+               push({detail::push_event::kind::message, channel, message});
+         });
       if (p->f == fault::lost_reply && first_try)
          return reply_later(p, boost::asio::error::connection_reset, {});
       if (p->f == fault::wrong_shape &&
-          first_try) // a release's reply for an acquire, a grant for the others
+          first_try)  // a release's reply for an acquire, a grant for the others
          return reply_later(p, {}, &code == &detail::acquire_script() ? number(1) : pair(1, 42));
       reply_later(p, {}, std::move(resp));
    }
@@ -233,7 +232,7 @@ private:
    {
       if (p.call->code == &detail::release_script())
          to.push_back(parse_resp_command(p.call->by_text().payload())
-                          .at(4)); // EVAL text 1 key token channel
+                         .at(4));  // EVAL text 1 key token channel
    }
 
    void reply_later(std::shared_ptr<pending> const& p, error_code ec,
@@ -285,4 +284,4 @@ private:
    bool frozen_ = false;
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -28,8 +28,7 @@ public:
    /// fencing tokens and the maximum over a quorum means something.
    explicit fake_store(std::uint64_t clock_base)
        : clock_base_{clock_base}
-   {
-   }
+   {}
 
    /// The value of a key that has not expired.
    std::optional<std::string> get(std::string const& key) const
@@ -78,7 +77,7 @@ public:
    /// Deletes a key, as a restart that comes back empty does.
    void erase(std::string const& key) { store_.erase(key); }
 
-   std::map<std::string, std::uint64_t> minted; // token -> the last fence minted for it
+   std::map<std::string, std::uint64_t> minted;  // token -> the last fence minted for it
    std::size_t publishes = 0;
 
 protected:
@@ -147,9 +146,9 @@ private:
       check(keys.size() == 2 && args.size() == 3);
       if (get(keys[0]))
          return pair(
-             0, ttl(keys[0])
-                    ? std::chrono::duration_cast<std::chrono::milliseconds>(*ttl(keys[0])).count()
-                    : -1);
+            0, ttl(keys[0])
+                  ? std::chrono::duration_cast<std::chrono::milliseconds>(*ttl(keys[0])).count()
+                  : -1);
       auto const now = clock::now();
       store_[keys[0]] = entry{args[0], now + ms(args[1])};
       std::uint64_t const server_time = clock_base_ + ++ticks_;
@@ -193,4 +192,4 @@ private:
    std::map<std::string, entry> store_;
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -18,7 +18,7 @@ void expect_no_work_left(boost::asio::io_context& ioc, std::chrono::steady_clock
    }
    auto const ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline).count();
    BOOST_CHECK_MESSAGE(ioc.stopped(), "work was left on the io_context after the test: still busy "
-                                          << ms << " ms later, after " << handlers << " handlers");
+                                         << ms << " ms later, after " << handlers << " handlers");
 }
 
 void load_scripts(redis_server& s)
@@ -40,4 +40,4 @@ boost::asio::awaitable<bool> server_fixture::key_disappears(std::string const& k
    co_return false;
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

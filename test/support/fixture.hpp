@@ -106,4 +106,4 @@ struct servers_fixture {
    }
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -16,4 +16,4 @@ boost::unit_test::precondition needs_redis_server()
    }};
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -10,4 +10,4 @@ namespace locksmith::test {
 /// PATH the suite is skipped, instead of each of its tests failing to start one.
 boost::unit_test::precondition needs_redis_server();
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -39,7 +39,7 @@ constexpr int max_start_attempts = 10;
       ::_exit(126);
    sigset_t none;
    ::sigemptyset(&none);
-   ::sigprocmask(SIG_SETMASK, &none, nullptr); // a test that blocks signals must not deafen redis
+   ::sigprocmask(SIG_SETMASK, &none, nullptr);  // a test that blocks signals must not deafen redis
    int devnull = ::open("/dev/null", O_RDWR);
    if (devnull < 0)
       ::_exit(126);
@@ -64,8 +64,8 @@ pid_t spawn(const std::vector<std::string>& args)
    argv.push_back(nullptr);
    rlimit limit{};
    int max_fd = ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536
-                    ? static_cast<int>(limit.rlim_cur)
-                    : 65536;
+                   ? static_cast<int>(limit.rlim_cur)
+                   : 65536;
    pid_t parent = ::getpid();
    pid_t pid = ::fork();
    if (pid < 0)
@@ -79,8 +79,7 @@ pid_t spawn(const std::vector<std::string>& args)
 int reap(pid_t pid) noexcept
 {
    int status = 0;
-   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-   }
+   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
    return status;
 }
 
@@ -93,7 +92,7 @@ std::string describe_status(int status)
    return "stopped";
 }
 
-} // namespace
+}  // namespace
 
 // Resolved in the parent because execvp may allocate, which a child forked from a multithreaded
 // process must not do.
@@ -143,7 +142,7 @@ redis_server::redis_server(std::vector<std::string> extra_args)
       try {
          result = try_start(clock::now() + start_timeout, status);
       } catch (...) {
-         kill(); // no destructor runs for a half-constructed object
+         kill();  // no destructor runs for a half-constructed object
          throw;
       }
       switch (result) {
@@ -190,8 +189,7 @@ void redis_server::pause()
    // answer.
    siginfo_t info{};
    while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WSTOPPED | WEXITED | WNOWAIT) < 0 &&
-          errno == EINTR) {
-   }
+          errno == EINTR) {}
 }
 
 void redis_server::resume()
@@ -205,7 +203,7 @@ void redis_server::kill() noexcept
    if (pid_ <= 0)
       return;
    ::kill(pid_, SIGCONT);
-   ::kill(pid_, SIGKILL); // also works on a stopped process
+   ::kill(pid_, SIGKILL);  // also works on a stopped process
    reap(pid_);
    pid_ = -1;
 }
@@ -243,8 +241,8 @@ redis_server::start_result redis_server::try_start(clock::time_point deadline, i
       return *found;
    }();
    std::vector<std::string> args{
-       executable,     "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-       "--appendonly", "no",     "--daemonize",         "no"};
+      executable,     "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+      "--appendonly", "no",     "--daemonize",         "no"};
    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
    pid_ = spawn(args);
    for (;;) {
@@ -252,7 +250,7 @@ redis_server::start_result redis_server::try_start(clock::time_point deadline, i
          pid_ = -1;
          if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
             throw std::runtime_error("could not execute " + executable);
-         return start_result::exited; // most likely the port was taken; the caller decides
+         return start_result::exited;  // most likely the port was taken; the caller decides
       }
       if (answers_ping_from_our_pid(deadline))
          return start_result::ready;
@@ -278,7 +276,7 @@ bool redis_server::answers_ping_from_our_pid(clock::time_point deadline) const
       std::string info = command({"INFO", "server"}, left).str;
       return info.find("\r\nprocess_id:" + std::to_string(pid_) + "\r\n") != std::string::npos;
    } catch (const std::runtime_error&) {
-      return false; // not listening yet
+      return false;  // not listening yet
    }
 }
 
@@ -314,4 +312,4 @@ command_stats redis_server::commandstats() const
    return parse_command_stats(text({"INFO", "commandstats"}));
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

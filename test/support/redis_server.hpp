@@ -47,8 +47,8 @@ public:
 
    // The port stays the same across kill() and restart().
    std::uint16_t port() const { return port_; }
-   std::string url() const;           // "redis://127.0.0.1:<port>"
-   pid_t pid() const { return pid_; } // -1 after kill()
+   std::string url() const;            // "redis://127.0.0.1:<port>"
+   pid_t pid() const { return pid_; }  // -1 after kill()
 
    // True while the process exists and has not exited, including while it is paused.
    bool running() const;
@@ -88,19 +88,14 @@ public:
 
 private:
    // One attempt to run redis-server on port_; the outcome decides whether to retry.
-   enum class start_result
-   {
-      ready,
-      exited,
-      timed_out
-   };
+   enum class start_result { ready, exited, timed_out };
    start_result try_start(std::chrono::steady_clock::time_point deadline, int& status);
    bool answers_ping_from_our_pid(std::chrono::steady_clock::time_point deadline) const;
    std::string command_line() const;
 
    std::vector<std::string> extra_args_;
    std::uint16_t port_ = 0;
-   pid_t pid_ = -1; // -1 when no process of ours exists
+   pid_t pid_ = -1;  // -1 when no process of ours exists
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -75,12 +75,12 @@ struct redlock_fixture : servers_fixture {
              std::chrono::steady_clock::duration deadline = std::chrono::seconds{3})
    {
       co_return co_await eventually(
-          [&] {
-             return std::all_of(which.begin(), which.end(), [&](std::size_t i) {
-                return srv(i).text({"EXISTS", key}) == "0";
-             });
-          },
-          deadline);
+         [&] {
+            return std::all_of(which.begin(), which.end(), [&](std::size_t i) {
+               return srv(i).text({"EXISTS", key}) == "0";
+            });
+         },
+         deadline);
    }
 
    boost::asio::awaitable<bool>
@@ -97,7 +97,7 @@ struct redlock_fixture : servers_fixture {
 inline std::size_t count_votes(report const& r, node_vote v)
 {
    return static_cast<std::size_t>(
-       std::count_if(r.nodes.begin(), r.nodes.end(), [v](auto const& n) { return n.vote == v; }));
+      std::count_if(r.nodes.begin(), r.nodes.end(), [v](auto const& n) { return n.vote == v; }));
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -13,7 +13,7 @@ command_cost cost_between(command_stats const& before, command_stats const& afte
    for (auto const& [cmd, stat] : after) {
       auto const d = stat.calls - calls_of(before, cmd);
       if (cmd == "info" || cmd.starts_with("pubsub"))
-         continue; // ours: INFO commandstats, and PUBSUB NUMSUB polled while a channel lingers
+         continue;  // ours: INFO commandstats, and PUBSUB NUMSUB polled while a channel lingers
       c.all += d;
       if (!run_by_scripts(cmd))
          c.sent += d;
@@ -54,11 +54,11 @@ boost::asio::awaitable<void> wait_for_lock(client& c, std::string const& name, l
                                            outcome& out, event& done)
 {
    auto [ec, l] =
-       co_await c.async_lock(name, opts, out.diag, boost::asio::as_tuple(boost::asio::deferred));
+      co_await c.async_lock(name, opts, out.diag, boost::asio::as_tuple(boost::asio::deferred));
    out.at = std::chrono::steady_clock::now();
    out.ec = ec;
    out.held = std::move(l);
    done.set();
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

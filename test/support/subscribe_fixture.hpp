@@ -25,10 +25,10 @@ inline lock_options subscribe(std::chrono::milliseconds ttl, std::chrono::millis
 
 // The commands that Redis counted between two INFO commandstats.
 struct command_cost {
-   long long sent = 0; // commands that clients sent (EVALSHA, SUBSCRIBE, PING...), without INFO
-   long long all = 0;  // plus those the scripts ran (SET, GET, TIME, PTTL, DEL, PUBLISH)
+   long long sent = 0;  // commands that clients sent (EVALSHA, SUBSCRIBE, PING...), without INFO
+   long long all = 0;   // plus those the scripts ran (SET, GET, TIME, PTTL, DEL, PUBLISH)
    long long evalsha = 0;
-   long long ping = 0; // the connections' health checks, one per second each
+   long long ping = 0;  // the connections' health checks, one per second each
 };
 
 command_cost cost_between(command_stats const& before, command_stats const& after);
@@ -56,7 +56,7 @@ struct subscribe_fixture : server_fixture {
 
 // What one waiter ended with.
 struct outcome {
-   std::optional<std::chrono::steady_clock::time_point> at; // when it completed
+   std::optional<std::chrono::steady_clock::time_point> at;  // when it completed
    error_code ec;
    lease held;
    report diag;
@@ -66,4 +66,4 @@ struct outcome {
 boost::asio::awaitable<void> wait_for_lock(client& c, std::string const& name, lock_options opts,
                                            outcome& out, event& done);
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

@@ -26,8 +26,7 @@ class event {
 public:
    explicit event(boost::asio::io_context& ioc)
        : timer_{ioc}
-   {
-   }
+   {}
    void set()
    {
       set_ = true;
@@ -74,8 +73,7 @@ class task_group {
 public:
    explicit task_group(boost::asio::io_context& ioc)
        : ioc_{ioc}
-   {
-   }
+   {}
    task_group(task_group const&) = delete;
    task_group& operator=(task_group const&) = delete;
    ~task_group();
@@ -151,4 +149,4 @@ inline boost::asio::awaitable<void> yield(int rounds = 3)
       co_await boost::asio::post(ex, boost::asio::use_awaitable);
 }
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

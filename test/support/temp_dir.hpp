@@ -32,4 +32,4 @@ struct temp_dir {
    std::string file(std::string const& name) const { return (path / name).string(); }
 };
 
-} // namespace locksmith::test
+}  // namespace locksmith::test

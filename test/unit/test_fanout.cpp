@@ -9,18 +9,14 @@ using locksmith::detail::quorum_of;
 
 namespace {
 
-enum class mode
-{
-   try_once,
-   wait
-};
+enum class mode { try_once, wait };
 
 struct scenario {
    std::size_t nodes;
    std::size_t fail_at;
    fault what;
    mode how;
-   std::size_t held_by_other = 0; // nodes on which another owner holds the key before we start
+   std::size_t held_by_other = 0;  // nodes on which another owner holds the key before we start
 };
 
 std::ostream& operator<<(std::ostream& os, scenario const& s)
@@ -32,7 +28,7 @@ std::ostream& operator<<(std::ostream& os, scenario const& s)
 }
 
 struct run_stats {
-   std::size_t calls = 0; // node calls made in all
+   std::size_t calls = 0;  // node calls made in all
    bool granted = false;
 };
 
@@ -60,9 +56,9 @@ run_stats check(scenario const& s)
 
    bool const idle = c.run_until_idle([&]() -> asio::awaitable<void> {
       auto const opts = locksmith::lock_options{
-          .ttl = 30s,
-          .wait = s.how == mode::wait ? 5s : 0s,
-          .strategy = locksmith::wait_strategy::spin{.interval = 1ms, .jitter = 1ms}};
+         .ttl = 30s,
+         .wait = s.how == mode::wait ? 5s : 0s,
+         .strategy = locksmith::wait_strategy::spin{.interval = 1ms, .jitter = 1ms}};
       locksmith::report diag;
       auto [ec, l] = co_await c.core->lock(name, opts, s.how == mode::try_once, &diag);
       if (ec) {
@@ -120,7 +116,7 @@ run_stats check(scenario const& s)
       auto const eec = co_await c.core->extend(l.state(), 60s, &ediag);
       if (needed_node_faulted(first_extend_call)) {
          BOOST_TEST(eec);
-         if (s.held_by_other == 0) // with another owner's key around, see the dedicated test
+         if (s.held_by_other == 0)  // with another owner's key around, see the dedicated test
             BOOST_TEST(eec == transient, eec.message());
       } else {
          BOOST_TEST(!eec, eec.message());
@@ -138,8 +134,8 @@ run_stats check(scenario const& s)
          BOOST_TEST(uec);
          if (s.held_by_other == 0)
             BOOST_TEST(uec == (needed_node_faulted(first_unlock_call)
-                                   ? transient
-                                   : error_code{error::quorum_unreachable}),
+                                  ? transient
+                                  : error_code{error::quorum_unreachable}),
                        uec.message());
       } else {
          BOOST_TEST(!uec, uec.message());
@@ -159,14 +155,14 @@ run_stats check(scenario const& s)
       }
       for (auto const& [k, v] : left) {
          bool const fault_dropped_its_release =
-             std::find(f.releases_lost_to_faults.begin(), f.releases_lost_to_faults.end(), v) !=
-             f.releases_lost_to_faults.end();
+            std::find(f.releases_lost_to_faults.begin(), f.releases_lost_to_faults.end(), v) !=
+            f.releases_lost_to_faults.end();
          BOOST_TEST(fault_dropped_its_release,
                     "node " << i << " still holds " << k << " = " << v
                             << (v == token ? " (granted, then released)" : " (never granted)")
                             << (f.releases_not_retried.empty()
-                                    ? ""
-                                    : "; its release got NOSCRIPT and was not sent again"));
+                                   ? ""
+                                   : "; its release got NOSCRIPT and was not sent again"));
       }
    }
    stats.calls = c.plan->calls;
@@ -195,14 +191,14 @@ void sweep(std::vector<fault> const& faults, std::size_t held_by_other_of_5 = 0)
    }
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(fanout)
 
 BOOST_AUTO_TEST_CASE(fake_node_parses_the_calls)
 {
    auto const words =
-       locksmith::test::parse_resp_command("*3\r\n$4\r\nEVAL\r\n$0\r\n\r\n$1\r\n1\r\n");
+      locksmith::test::parse_resp_command("*3\r\n$4\r\nEVAL\r\n$0\r\n\r\n$1\r\n1\r\n");
    BOOST_TEST((words == std::vector<std::string>{"EVAL", "", "1"}));
    cluster c{1};
    BOOST_TEST(c.fakes[0]->started);

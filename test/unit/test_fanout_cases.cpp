@@ -10,7 +10,7 @@ double ms(clock_type::duration d)
    return std::chrono::duration<double, std::milli>(d).count();
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(fanout)
 
@@ -29,7 +29,7 @@ BOOST_AUTO_TEST_CASE(a_reply_of_the_wrong_shape_is_no_vote_and_reconnects_the_no
       BOOST_TEST(c.fakes[0]->reconnects == 1u);
       auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
       BOOST_TEST_REQUIRE(!ec2, ec2.message());
-      c.plan->fail_at = c.plan->calls + 1; // the release's reply: a grant
+      c.plan->fail_at = c.plan->calls + 1;  // the release's reply: a grant
       BOOST_TEST((co_await c.core->unlock(l2.state(), nullptr) == error::unexpected_reply));
       BOOST_TEST(c.fakes[0]->reconnects == 2u);
    }()));
@@ -68,7 +68,7 @@ BOOST_AUTO_TEST_CASE(a_transient_failure_on_a_bare_quorum_is_not_a_lost_key)
       BOOST_TEST_CONTEXT("N=" << n)
       {
          cluster c{n};
-         std::size_t const foreign = n == 3 ? 1 : 0; // nodes holding another owner's key
+         std::size_t const foreign = n == 3 ? 1 : 0;  // nodes holding another owner's key
          for (std::size_t i = 0; i < foreign; ++i)
             c.fakes[i]->set(key, "0123456789abcdef0123456789abcdef", 30s);
          c.plan->what = fault::refused;

@@ -39,20 +39,20 @@ struct options {
    std::vector<std::string> urls;
    std::vector<std::string> scenarios{"uncontended", "independent", "contended", "handoff"};
    std::vector<std::string> strategies{"spin", "subscribe"};
-   int workers = 0;   // 0: the scenario's default
-   int processes = 0; // 0: the scenario's default
+   int workers = 0;    // 0: the scenario's default
+   int processes = 0;  // 0: the scenario's default
    std::vector<std::string> holds;
-   std::string duration; // empty: the scenario's default (renewal 30s, the others 3s)
+   std::string duration;  // empty: the scenario's default (renewal 30s, the others 3s)
    std::string warmup = "300ms", think = "100ms", settle = "5ms";
    std::string spin_interval = "100ms", spin_jitter = "100ms";
    bool json = false;
    bool no_renew = false;
    std::string plot;
-   int nodes = 5;           // quorum: redis-servers to start
-   std::vector<int> frozen; // quorum: K of each run; empty: 0, 1 and 2
+   int nodes = 5;            // quorum: redis-servers to start
+   std::vector<int> frozen;  // quorum: K of each run; empty: 0, 1 and 2
    std::string node_timeout = "50ms";
-   int leases = 10'000;    // renewal
-   std::string ttl = "3s"; // renewal
+   int leases = 10'000;     // renewal
+   std::string ttl = "3s";  // renewal
 };
 
 // The scenarios that run only when named: they start servers of their own, or run in this process.
@@ -112,8 +112,8 @@ scenario scenario_of(std::string const& s)
       if (name_of(sc) == s)
          return sc;
    throw CLI::ValidationError("--scenario", "unknown scenario '" + s +
-                                                "' (uncontended, independent, contended, "
-                                                "handoff, quorum, renewal)");
+                                               "' (uncontended, independent, contended, "
+                                               "handoff, quorum, renewal)");
 }
 
 strategy strategy_of(std::string const& s)
@@ -230,7 +230,7 @@ quorum_plan plan_quorum(options const& o)
    for (int k : p.frozen)
       if (k > p.nodes)
          throw CLI::ValidationError("--frozen", "cannot freeze " + std::to_string(k) + " of " +
-                                                    std::to_string(p.nodes) + " nodes");
+                                                   std::to_string(p.nodes) + " nodes");
    p.json = o.json;
    return p;
 }
@@ -263,7 +263,7 @@ void check_reachable(std::vector<std::string> const& nodes)
       if (!u)
          throw std::runtime_error("not a Redis URL: " + url);
       auto const pong =
-          u->tls ? std::optional<std::string>{"PONG"} : blocking_command(url, {"PING"});
+         u->tls ? std::optional<std::string>{"PONG"} : blocking_command(url, {"PING"});
       if (!pong || *pong != "PONG")
          throw std::runtime_error("Redis at " + detail::redacted(*u) + " does not answer PING" +
                                   (pong ? ": " + *pong : std::string{}));
@@ -274,25 +274,25 @@ void add_options(CLI::App& app, options& o)
 {
    app.add_option("--redis", o.urls,
                   "Redis node URL (repeat for RedLock); default: start a redis-server")
-       ->delimiter(',');
+      ->delimiter(',');
    app.add_option("--scenario", o.scenarios,
                   "uncontended,independent,contended,handoff (default: these four); "
                   "quorum, renewal, mutex (only when named)")
-       ->delimiter(',');
+      ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
-       ->delimiter(',');
+      ->delimiter(',');
    app.add_option("--workers", o.workers,
                   "Workers (default: independent 64, contended 16, handoff 2)")
-       ->check(CLI::Range(1, max_workers));
+      ->check(CLI::Range(1, max_workers));
    app.add_option("--processes", o.processes,
                   "Spread the workers over N processes (default: contended min(workers,4), handoff "
                   "min(workers,16), else 1)")
-       ->check(CLI::Range(1, max_workers));
+      ->check(CLI::Range(1, max_workers));
    app.add_option("--hold", o.holds,
                   "How long a worker holds the lock; a comma list runs each (default: "
                   "contended 1ms, else 0)")
-       ->delimiter(',');
+      ->delimiter(',');
    app.add_option("--duration", o.duration,
                   "Measure phase of each run (default 3s); renewal: the hold (default 30s)");
    app.add_option("--warmup", o.warmup, "Warm-up before each measure (default 300ms)");
@@ -308,17 +308,17 @@ void add_options(CLI::App& app, options& o)
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");
    app.add_option("--nodes", o.nodes, "quorum: redis-servers to start (default 5)")
-       ->check(CLI::Range(1, 15));
+      ->check(CLI::Range(1, 15));
    app.add_option("--frozen", o.frozen,
                   "quorum: how many nodes to freeze (SIGSTOP) while measuring; a comma list runs "
                   "each (default: 0,1,2)")
-       ->delimiter(',')
-       ->check(CLI::NonNegativeNumber);
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
    app.add_option("--node-timeout", o.node_timeout,
                   "config::node_timeout of the clients (default 50ms, the library's)");
    app.add_option("--leases", o.leases,
                   "renewal: leases held at once, on distinct keys (default 10000)")
-       ->check(CLI::Range(1, 1'000'000));
+      ->check(CLI::Range(1, 1'000'000));
    app.add_option("--ttl", o.ttl,
                   "renewal: the leases' TTL; the watchdog renews every ttl/3 (default 3s)");
    app.add_flag("--json", o.json, "One JSON object per line per run, instead of a table");
@@ -326,11 +326,11 @@ void add_options(CLI::App& app, options& o)
 }
 
 constexpr char const* legend =
-    "times in microseconds; cyc: async_lock start to async_unlock end; hof: release by one worker\n"
-    "to acquisition by another; cmd/acq: INFO commandstats calls per acquisition, with those run\n"
-    "inside scripts; req/acq: without them; cpu/1k: server CPU ms per 1000 acquisitions; cli/acq:\n"
-    "worker processes' CPU microseconds per acquisition; min/proc: fewest acquisitions of one\n"
-    "process; xraw: cycle p50 (handoff: handoff p50) over the raw row's\n";
+   "times in microseconds; cyc: async_lock start to async_unlock end; hof: release by one worker\n"
+   "to acquisition by another; cmd/acq: INFO commandstats calls per acquisition, with those run\n"
+   "inside scripts; req/acq: without them; cpu/1k: server CPU ms per 1000 acquisitions; cli/acq:\n"
+   "worker processes' CPU microseconds per acquisition; min/proc: fewest acquisitions of one\n"
+   "process; xraw: cycle p50 (handoff: handoff p50) over the raw row's\n";
 
 // Runs every planned run and prints it as it ends. Returns false when a sanity check failed.
 bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<pid_t> server)
@@ -342,8 +342,8 @@ bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<
    if (!o.json)
       std::cout << table_header() << std::flush;
    for (std::size_t i = 0; i < runs.size(); ++i) {
-      auto const what = "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " +
-                        describe(runs[i]);
+      auto const what =
+         "[" + std::to_string(i + 1) + "/" + std::to_string(runs.size()) + "] " + describe(runs[i]);
       if (progress)
          std::cerr << "\r\033[K" << what << ": warming up" << std::flush;
       auto r = run_once(runs[i], server, [&](double s) {
@@ -377,8 +377,8 @@ bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<
    return sane;
 }
 
-} // namespace
-} // namespace locksmith::bench
+}  // namespace
+}  // namespace locksmith::bench
 
 int main(int argc, char** argv)
 {
@@ -398,7 +398,7 @@ int main(int argc, char** argv)
       if (!o.urls.empty())
          check_reachable(nodes);
       if (nodes.empty() && (!runs.empty() || renewal)) {
-         own = std::make_unique<redis_process>(); // quorum starts its own nodes
+         own = std::make_unique<redis_process>();  // quorum starts its own nodes
          nodes = {own->url()};
          server = own->pid();
       }
@@ -413,7 +413,8 @@ int main(int argc, char** argv)
       if (wanted(o, "mutex")) {
          mutex_plan m{.json = o.json};
          if (!o.duration.empty())
-            m.duration = std::chrono::duration_cast<std::chrono::seconds>(duration_of(o.duration, "--duration"));
+            m.duration = std::chrono::duration_cast<std::chrono::seconds>(
+               duration_of(o.duration, "--duration"));
          sane = run_mutex(m) && sane;
       }
       if (renewal) {

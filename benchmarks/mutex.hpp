@@ -21,6 +21,6 @@ struct mutex_plan {
 /// false on an overlap, a fencing-token inversion or any error: the servers are healthy.
 bool run_mutex(mutex_plan const& plan);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -44,12 +44,11 @@ bool run_gnuplot(std::string const& script)
       ::_exit(127);
    }
    int status = 0;
-   while (::waitpid(pid, &status, 0) < 0) {
-   }
+   while (::waitpid(pid, &status, 0) < 0) {}
    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-} // namespace
+}  // namespace
 
 std::string plot_handoff_cdf(std::string const& png, std::vector<plot_series> series)
 {
@@ -60,14 +59,14 @@ std::string plot_handoff_cdf(std::string const& png, std::vector<plot_series> se
    if (!data || !script)
       return "cannot write " + dat + " or " + gp;
    script
-       << "set terminal pngcairo size 1000,650 noenhanced\n"
-       << "set output " << quoted(png) << "\n"
-       << "set title 'locksmith handoff latency: release by one worker to acquisition by another'\n"
-       << "set logscale x 10\nset format x '%g'\n"
-       << "set xlabel 'handoff latency (microseconds, log scale)'\n"
-       << "set ylabel 'fraction of handoffs at or below'\n"
-       << "set yrange [0:1]\nset grid xtics ytics mxtics\nset key below\n"
-       << "plot ";
+      << "set terminal pngcairo size 1000,650 noenhanced\n"
+      << "set output " << quoted(png) << "\n"
+      << "set title 'locksmith handoff latency: release by one worker to acquisition by another'\n"
+      << "set logscale x 10\nset format x '%g'\n"
+      << "set xlabel 'handoff latency (microseconds, log scale)'\n"
+      << "set ylabel 'fraction of handoffs at or below'\n"
+      << "set yrange [0:1]\nset grid xtics ytics mxtics\nset key below\n"
+      << "plot ";
    std::size_t block = 0;
    for (auto& s : series) {
       auto const points = cdf_points(s.ns, cdf_resolution);
@@ -93,4 +92,4 @@ std::string plot_handoff_cdf(std::string const& png, std::vector<plot_series> se
    return {};
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

@@ -20,6 +20,6 @@ struct plot_series {
 /// empty on success.
 std::string plot_handoff_cdf(std::string const& png, std::vector<plot_series> series);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -24,16 +24,16 @@ namespace {
 struct quorum_summary {
    int nodes = 0, quorum = 0, frozen = 0;
    double node_timeout_ms = 0;
-   bool reachable = true; // frozen <= nodes - quorum
+   bool reachable = true;  // frozen <= nodes - quorum
    std::int64_t acquisitions = 0;
    double acquisitions_per_s = 0;
    percentiles cycle_us, acquire_us;
    std::optional<double> cycle_max_us;
-   std::size_t unreachable = 0; // attempts that ended in quorum_unreachable, as expected
+   std::size_t unreachable = 0;  // attempts that ended in quorum_unreachable, as expected
    std::optional<double> unreachable_p50_us, unreachable_p99_us;
-   std::optional<double> commands_per_acquisition, requests_per_acquisition; // live nodes only
+   std::optional<double> commands_per_acquisition, requests_per_acquisition;  // live nodes only
    std::optional<double> client_cpu_us_per_acquisition;
-   std::optional<double> p99_over_healthy_us; // cycle p99 minus that of the run with none frozen
+   std::optional<double> p99_over_healthy_us;  // cycle p99 minus that of the run with none frozen
    std::int64_t overlaps = 0, failures = 0;
    std::string error;
    bool renew = true;
@@ -110,7 +110,7 @@ std::string to_json(quorum_summary const& s)
 }
 
 constexpr char const* row_format =
-    "%-8s %5s %6s %7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %7s %7s %4s %4s\n";
+   "%-8s %5s %6s %7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %7s %7s %4s %4s\n";
 
 std::string quorum_table_header()
 {
@@ -132,13 +132,13 @@ std::string table_row(quorum_summary const& s)
 }
 
 constexpr char const* legend =
-    "times in microseconds; cyc: async_lock start to async_unlock end, one attempt (wait 0) per\n"
-    "cycle; acq: async_lock alone; +p99: cyc p99 over the run with no node frozen (target: at "
-    "most\n"
-    "2000); unreach: attempts that ended in quorum_unreachable, as they must when more than\n"
-    "nodes - quorum are frozen; unr p50: how long such an attempt took; req/acq: requests\n"
-    "(EVALSHA, EVAL) per acquisition on the nodes not frozen; cli/acq: worker CPU us per "
-    "acquisition\n";
+   "times in microseconds; cyc: async_lock start to async_unlock end, one attempt (wait 0) per\n"
+   "cycle; acq: async_lock alone; +p99: cyc p99 over the run with no node frozen (target: at "
+   "most\n"
+   "2000); unreach: attempts that ended in quorum_unreachable, as they must when more than\n"
+   "nodes - quorum are frozen; unr p50: how long such an attempt took; req/acq: requests\n"
+   "(EVALSHA, EVAL) per acquisition on the nodes not frozen; cli/acq: worker CPU us per "
+   "acquisition\n";
 
 // The nodes to run over: ours, started here, or the given ones (which nothing may freeze).
 std::vector<std::string> node_urls(quorum_plan const& plan,
@@ -148,7 +148,7 @@ std::vector<std::string> node_urls(quorum_plan const& plan,
       for (int k : plan.frozen)
          if (k > 0)
             throw std::runtime_error(
-                "--frozen needs the harness's own redis-servers: drop --redis");
+               "--frozen needs the harness's own redis-servers: drop --redis");
       return plan.urls;
    }
    std::vector<std::string> urls;
@@ -164,7 +164,7 @@ std::string describe(run_spec const& r)
    return "quorum nodes=" + std::to_string(r.nodes.size()) + " frozen=" + std::to_string(r.frozen);
 }
 
-} // namespace
+}  // namespace
 
 bool run_quorum(quorum_plan const& plan)
 {
@@ -194,13 +194,13 @@ bool run_quorum(quorum_plan const& plan)
             (*it)->pause();
       };
       auto r = run_once(
-          spec, std::nullopt,
-          [&](double s) {
-             if (progress)
-                std::fprintf(stderr, "\r\033[K%s: measuring %.1f/%.1f s", what.c_str(), s,
-                             static_cast<double>(spec.duration.count()) / 1000);
-          },
-          freeze);
+         spec, std::nullopt,
+         [&](double s) {
+            if (progress)
+               std::fprintf(stderr, "\r\033[K%s: measuring %.1f/%.1f s", what.c_str(), s,
+                            static_cast<double>(spec.duration.count()) / 1000);
+         },
+         freeze);
       for (auto it = frozen_begin; it != own.end(); ++it)
          (*it)->resume();
       if (progress)
@@ -227,4 +227,4 @@ bool run_quorum(quorum_plan const& plan)
    return sane;
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

@@ -13,10 +13,10 @@ namespace locksmith::bench {
 
 /// What `--scenario quorum` runs.
 struct quorum_plan {
-   run_spec base;                 // durations, renew, node timeout, prefix stem
-   int nodes = 5;                 // redis-servers to start
-   std::vector<int> frozen;       // K of each run, in turn
-   std::vector<std::string> urls; // --redis nodes instead of our own (then nothing can freeze)
+   run_spec base;                  // durations, renew, node timeout, prefix stem
+   int nodes = 5;                  // redis-servers to start
+   std::vector<int> frozen;        // K of each run, in turn
+   std::vector<std::string> urls;  // --redis nodes instead of our own (then nothing can freeze)
    bool json = false;
 };
 
@@ -28,6 +28,6 @@ inline constexpr double quorum_p99_allowance_us = 2000;
 /// a quorum was reachable (or not), or an overlap. Throws std::runtime_error when it cannot start.
 bool run_quorum(quorum_plan const& plan);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -41,9 +41,9 @@ asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker
    redis::response<long long> del_resp;
    while (!stopping(c)) {
       auto const start = now_ns();
-      w.locking = true; // an unreachable server must not keep us past the stop
+      w.locking = true;  // an unreachable server must not keep us past the stop
       auto [ec, n] = co_await conn.async_exec(
-          set, set_resp, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+         set, set_resp, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
       w.locking = false;
       auto const acquired = now_ns();
       auto const& taken = std::get<0>(set_resp);
@@ -69,8 +69,8 @@ asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker
 struct push_state {
    redis::generic_response resp;
    std::uint64_t messages = 0;
-   std::vector<asio::steady_timer*> sleepers; // woken by a message
-   int subscribers = 0;                       // workers that want the channel (one per process)
+   std::vector<asio::steady_timer*> sleepers;  // woken by a message
+   int subscribers = 0;                        // workers that want the channel (one per process)
 };
 
 // Counts the channel's messages and wakes the sleepers; always reading, so that unread pushes
@@ -112,7 +112,7 @@ asio::awaitable<bool> raw_acquire(process_ctx& c, redis::connection& conn, push_
       auto const seen = p.messages;
       w.locking = true;
       auto [ec, n] = co_await conn.async_exec(
-          req->set, resp, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+         req->set, resp, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
       w.locking = false;
       if (ec || !std::get<0>(resp).has_value()) {
          if (!stopping(c))
@@ -131,7 +131,7 @@ asio::awaitable<bool> raw_acquire(process_ctx& c, redis::connection& conn, push_
          continue;
       }
       if (p.messages != seen)
-         continue; // released while our try was in flight
+         continue;  // released while our try was in flight
       asio::steady_timer t{c.io, 100ms};
       p.sleepers.push_back(&t);
       co_await t.async_wait(use_tuple);
@@ -182,12 +182,12 @@ asio::awaitable<void> raw_handoff_worker(process_ctx& c, redis::connection& conn
    }
 }
 
-} // namespace
+}  // namespace
 
 asio::awaitable<void> run_raw_workers(process_ctx& c, std::vector<worker>& workers)
 {
    auto const url = detail::parse_url(c.spec.nodes.front());
-   c.shm.started.fetch_add(1); // also on failure, so that the harness does not wait for us
+   c.shm.started.fetch_add(1);  // also on failure, so that the harness does not wait for us
    if (!url) {
       fail(c, "bad URL: " + c.spec.nodes.front());
       co_return;
@@ -210,4 +210,4 @@ asio::awaitable<void> run_raw_workers(process_ctx& c, std::vector<worker>& worke
    conn->cancel();
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

@@ -37,20 +37,20 @@ constexpr std::size_t lanes = 256;
 struct renewal_result {
    std::int64_t taken = 0;
    double take_s = 0, held_for_s = 0, release_s = 0;
-   std::int64_t lost = 0;     // lost() at the end, async_wait_lost succeeded, or no longer held()
-   std::int64_t failures = 0; // failed locks and unlocks (an unlock of a lost lease is in `lost`)
+   std::int64_t lost = 0;      // lost() at the end, async_wait_lost succeeded, or no longer held()
+   std::int64_t failures = 0;  // failed locks and unlocks (an unlock of a lost lease is in `lost`)
    std::string first_error;
-   std::optional<std::int64_t> renewals; // scripts run during the hold (EVALSHA + EVAL - NOSCRIPT)
-   std::optional<std::int64_t> requests; // EVALSHA + EVAL calls during the hold
-   std::optional<std::int64_t> noscript; // EVALSHA calls that failed (NOSCRIPT) and went again
-   std::optional<std::int64_t> commands; // every command during the hold (without INFO)
-   double client_cpu_ms = 0;             // this process's user + system CPU during the hold
-   double rss_before_mb = 0;             // VmRSS with the client connected, before the leases
-   double rss_taken_mb = 0;              // ... with every lease taken
-   double rss_end_mb = 0;                // ... at the end of the hold
-   double rss_peak_mb = 0;               // VmHWM then: the most the process ever had
-   std::optional<double> server_cpu_ms;  // during the hold, when the harness runs the server
-   std::vector<char> lost_event;         // per lease: its async_wait_lost succeeded
+   std::optional<std::int64_t> renewals;  // scripts run during the hold (EVALSHA + EVAL - NOSCRIPT)
+   std::optional<std::int64_t> requests;  // EVALSHA + EVAL calls during the hold
+   std::optional<std::int64_t> noscript;  // EVALSHA calls that failed (NOSCRIPT) and went again
+   std::optional<std::int64_t> commands;  // every command during the hold (without INFO)
+   double client_cpu_ms = 0;              // this process's user + system CPU during the hold
+   double rss_before_mb = 0;              // VmRSS with the client connected, before the leases
+   double rss_taken_mb = 0;               // ... with every lease taken
+   double rss_end_mb = 0;                 // ... at the end of the hold
+   double rss_peak_mb = 0;                // VmHWM then: the most the process ever had
+   std::optional<double> server_cpu_ms;   // during the hold, when the harness runs the server
+   std::vector<char> lost_event;          // per lease: its async_wait_lost succeeded
 
    void fail(std::string const& what)
    {
@@ -65,7 +65,7 @@ double status_mb(std::string const& field)
    std::ifstream in{"/proc/self/status"};
    for (std::string line; std::getline(in, line);)
       if (line.starts_with(field + ":"))
-         return std::stod(line.substr(field.size() + 1)) / 1024; // given in kB
+         return std::stod(line.substr(field.size() + 1)) / 1024;  // given in kB
    return 0;
 }
 
@@ -155,7 +155,7 @@ std::string lease_name(std::size_t i)
 asio::awaitable<void> take_all(renewal_spec const& s, client& cli, std::vector<lease>& leases,
                                renewal_result& out)
 {
-   lock_options const opts{.ttl = s.ttl, .wait = 10s}; // renew: the default
+   lock_options const opts{.ttl = s.ttl, .wait = 10s};  // renew: the default
    auto const t0 = clock::now();
    co_await for_each_index(leases.size(), [&](std::size_t i) -> asio::awaitable<void> {
       auto [ec, held] = co_await cli.async_lock(lease_name(i), opts, use_tuple);
@@ -187,9 +187,9 @@ asio::awaitable<void> release_all(client& cli, std::vector<lease>& leases, renew
    auto const t0 = clock::now();
    co_await for_each_index(leases.size(), [&](std::size_t i) -> asio::awaitable<void> {
       if (leases[i].name().empty())
-         co_return; // never taken
+         co_return;  // never taken
       auto [ec] = co_await cli.async_unlock(leases[i], use_tuple);
-      if (ec && ec != error::lease_lost) // a lost lease is counted as such
+      if (ec && ec != error::lease_lost)  // a lost lease is counted as such
          out.fail("async_unlock: " + ec.message());
    });
    out.release_s = std::chrono::duration<double>(clock::now() - t0).count();
@@ -233,7 +233,9 @@ renewal_result measure(renewal_spec const& s, progress_fn const& progress)
    renewal_result out;
    asio::io_context io{1};
    client cli{io.get_executor(),
-              config{.nodes = s.nodes, .prefix = s.prefix, .node_timeout = s.node_timeout,
+              config{.nodes = s.nodes,
+                     .prefix = s.prefix,
+                     .node_timeout = s.node_timeout,
                      .restart_quarantine = std::chrono::milliseconds{0}}};  // servers just started
    std::vector<lease> leases(static_cast<std::size_t>(s.leases));
    if (cli.config_error()) {
@@ -303,7 +305,7 @@ std::string to_json(renewal_spec const& s, renewal_result const& r)
 }
 
 constexpr char const* row_format =
-    "%-8s %6s %5s %6s %6s %5s %4s %8s %8s %8s %8s %6s %7s %7s %7s %8s\n";
+   "%-8s %6s %5s %6s %6s %5s %4s %8s %8s %8s %8s %6s %7s %7s %7s %8s\n";
 
 std::string renewal_table_header()
 {
@@ -316,8 +318,9 @@ std::string table_row(renewal_spec const& s, renewal_result const& r)
 {
    auto const n = [](auto v) { return std::to_string(v); };
    auto const opt_int = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : "-"; };
-   return table_line(row_format, "renewal", n(s.leases), format_ms(static_cast<double>(s.ttl.count())),
-                     number(r.take_s), number(r.held_for_s), n(r.lost), n(r.failures), opt_int(r.renewals),
+   return table_line(row_format, "renewal", n(s.leases),
+                     format_ms(static_cast<double>(s.ttl.count())), number(r.take_s),
+                     number(r.held_for_s), n(r.lost), n(r.failures), opt_int(r.renewals),
                      cell(per(as_double(r.requests), r.held_for_s)),
                      cell(per(as_double(r.commands), r.held_for_s)), number(r.client_cpu_ms),
                      cell(per(r.client_cpu_ms / 10, r.held_for_s)), number(r.rss_taken_mb),
@@ -327,15 +330,15 @@ std::string table_row(renewal_spec const& s, renewal_result const& r)
 }
 
 constexpr char const* legend =
-    "take s: time to take every lease (256 at a time); held s: the hold, during which the rest is\n"
-    "counted; lost: leases lost (lost(), async_wait_lost, or no longer held() at the end);\n"
-    "renewals: scripts run (INFO commandstats: EVALSHA + EVAL, less NOSCRIPT), one per renewal;\n"
-    "req/s: EVALSHA + EVAL calls per second; cmd/s: every command, with those the scripts ran;\n"
-    "cli ms, cli %: this process's CPU time; rss MB: VmRSS with every lease taken, +rss MB: over\n"
-    "that before the first one, end MB: at the end of the hold; srv ms: the harness's\n"
-    "redis-server's CPU time\n";
+   "take s: time to take every lease (256 at a time); held s: the hold, during which the rest is\n"
+   "counted; lost: leases lost (lost(), async_wait_lost, or no longer held() at the end);\n"
+   "renewals: scripts run (INFO commandstats: EVALSHA + EVAL, less NOSCRIPT), one per renewal;\n"
+   "req/s: EVALSHA + EVAL calls per second; cmd/s: every command, with those the scripts ran;\n"
+   "cli ms, cli %: this process's CPU time; rss MB: VmRSS with every lease taken, +rss MB: over\n"
+   "that before the first one, end MB: at the end of the hold; srv ms: the harness's\n"
+   "redis-server's CPU time\n";
 
-} // namespace
+}  // namespace
 
 bool run_renewal(renewal_spec const& s)
 {
@@ -365,4 +368,4 @@ bool run_renewal(renewal_spec const& s)
    return ok;
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

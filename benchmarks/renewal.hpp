@@ -18,12 +18,12 @@ namespace locksmith::bench {
 /// What `--scenario renewal` runs.
 struct renewal_spec {
    std::vector<std::string> nodes;
-   std::string prefix;        // key prefix, unique to the run
-   int leases = 10'000;       // one key each
-   milliseconds ttl{3000};    // the watchdog renews every ttl/3
-   milliseconds hold{30'000}; // how long all of them are held
+   std::string prefix;         // key prefix, unique to the run
+   int leases = 10'000;        // one key each
+   milliseconds ttl{3000};     // the watchdog renews every ttl/3
+   milliseconds hold{30'000};  // how long all of them are held
    milliseconds node_timeout{50};
-   std::optional<pid_t> server; // the harness's redis-server, for its CPU time
+   std::optional<pid_t> server;  // the harness's redis-server, for its CPU time
    bool json = false;
 };
 
@@ -31,6 +31,6 @@ struct renewal_spec {
 /// false when its sanity check failed: a lease lost, a lock or unlock failed, or no renewal.
 bool run_renewal(renewal_spec const& spec);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -176,7 +176,7 @@ std::string to_json(summary const& s)
 
 namespace {
 constexpr char const* row_format =
-    "%-11s %-9s %4s %4s %6s %8s %9s %8s %8s %8s %8s %6s %7s %7s %7s %7s %7s %7s %8s %4s %4s %6s\n";
+   "%-11s %-9s %4s %4s %6s %8s %9s %8s %8s %8s %8s %6s %7s %7s %7s %7s %7s %7s %8s %4s %4s %6s\n";
 }
 
 std::string table_header()
@@ -201,4 +201,4 @@ std::string table_row(summary const& s)
           failure_note(s.error);
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

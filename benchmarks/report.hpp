@@ -30,8 +30,8 @@ struct summary {
    std::optional<double> client_cpu_us_per_acquisition;
    std::int64_t overlaps = 0, failures = 0;
    std::string error;
-   std::optional<double> cycle_p50_vs_raw; // when the same scenario's raw row ran first
-   std::optional<double> rate_vs_raw;      // acquisitions_per_s over the raw row's
+   std::optional<double> cycle_p50_vs_raw;  // when the same scenario's raw row ran first
+   std::optional<double> rate_vs_raw;       // acquisitions_per_s over the raw row's
    std::optional<double> handoff_p50_vs_raw;
    std::optional<double> spin_interval_ms, spin_jitter_ms;
    bool renew = true;
@@ -97,6 +97,6 @@ private:
    std::string text_ = "{";
 };
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

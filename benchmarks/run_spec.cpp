@@ -49,7 +49,8 @@ void unmap_shared_block(shared_block* b) noexcept
 namespace {
 
 // Moves exactly n bytes with `io` (read or write), through partial transfers and EINTR.
-template <class Io, class Byte> bool transfer_all(Io io, int fd, Byte* p, std::size_t n)
+template <class Io, class Byte>
+bool transfer_all(Io io, int fd, Byte* p, std::size_t n)
 {
    while (n > 0) {
       auto const k = io(fd, p, n);
@@ -73,13 +74,15 @@ bool read_all(int fd, void* data, std::size_t n)
    return transfer_all(::read, fd, static_cast<char*>(data), n);
 }
 
-template <class T> bool write_vector(int fd, std::vector<T> const& v)
+template <class T>
+bool write_vector(int fd, std::vector<T> const& v)
 {
    std::uint64_t const n = v.size();
    return write_all(fd, &n, sizeof n) && write_all(fd, v.data(), n * sizeof(T));
 }
 
-template <class T> bool read_vector(int fd, std::vector<T>& v)
+template <class T>
+bool read_vector(int fd, std::vector<T>& v)
 {
    std::uint64_t n = 0;
    if (!read_all(fd, &n, sizeof n) || n > (std::uint64_t{1} << 32))
@@ -88,7 +91,7 @@ template <class T> bool read_vector(int fd, std::vector<T>& v)
    return read_all(fd, v.data(), n * sizeof(T));
 }
 
-} // namespace
+}  // namespace
 
 bool write_result(int fd, process_result const& r)
 {
@@ -112,4 +115,4 @@ bool read_result(int fd, process_result& r)
    return true;
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

@@ -16,20 +16,14 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-enum class scenario
-{
+enum class scenario {
    uncontended,
    independent,
    contended,
    handoff,
-   quorum // RedLock over nodes of which the last `frozen` are paused (SIGSTOP) while measuring
+   quorum  // RedLock over nodes of which the last `frozen` are paused (SIGSTOP) while measuring
 };
-enum class strategy
-{
-   raw,
-   spin,
-   subscribe
-};
+enum class strategy { raw, spin, subscribe };
 
 std::string_view name_of(scenario s);
 std::string_view name_of(strategy s);
@@ -41,41 +35,36 @@ struct run_spec {
    int workers = 1;
    int processes = 1;
    milliseconds hold{0};
-   milliseconds think{100}; // handoff: the most a worker pauses after its release
-   milliseconds settle{5};  // handoff: how long a waiter must have waited before a release
+   milliseconds think{100};  // handoff: the most a worker pauses after its release
+   milliseconds settle{5};   // handoff: how long a waiter must have waited before a release
    milliseconds warmup{300};
    milliseconds duration{3000};
    milliseconds spin_interval{100};
    milliseconds spin_jitter{100};
-   bool renew = true;              // lock_options::renew (the watchdog)
-   milliseconds node_timeout{50};  // config::node_timeout
-   int frozen = 0;                 // quorum: how many of the nodes (the last ones) are paused
-   std::vector<std::string> nodes; // Redis URLs
-   std::string prefix;             // key prefix, unique to the run
+   bool renew = true;               // lock_options::renew (the watchdog)
+   milliseconds node_timeout{50};   // config::node_timeout
+   int frozen = 0;                  // quorum: how many of the nodes (the last ones) are paused
+   std::vector<std::string> nodes;  // Redis URLs
+   std::string prefix;              // key prefix, unique to the run
 };
 
 /// The number of workers a run may have (the shared block has one slot per worker).
 inline constexpr int max_workers = 4096;
 
-enum class phase : int
-{
-   warmup,
-   measure,
-   stop
-};
+enum class phase : int { warmup, measure, stop };
 
 /// Anonymous MAP_SHARED memory, mapped before fork, so that the workers of every process see it.
 /// Times are steady_clock (CLOCK_MONOTONIC) nanoseconds, which agree across processes.
 struct shared_block {
-   std::atomic<int> ph{0};      // a phase
-   std::atomic<int> started{0}; // processes whose workers are running
+   std::atomic<int> ph{0};       // a phase
+   std::atomic<int> started{0};  // processes whose workers are running
    std::atomic<std::int64_t> overlaps{0};
 
    /// One per lock key (the independent scenario has one key per worker).
    struct key_state {
-      std::atomic<int> holder{0};            // worker index + 1, or 0 when free
-      std::atomic<std::int64_t> taken{0};    // acquisitions so far, measured or not
-      std::atomic<std::int64_t> released{0}; // releases so far
+      std::atomic<int> holder{0};             // worker index + 1, or 0 when free
+      std::atomic<std::int64_t> taken{0};     // acquisitions so far, measured or not
+      std::atomic<std::int64_t> released{0};  // releases so far
       std::atomic<int> released_by{0};
       std::atomic<std::int64_t> released_at{0};
    };
@@ -94,27 +83,27 @@ void unmap_shared_block(shared_block* b) noexcept;
 inline std::int64_t now_ns() noexcept
 {
    return std::chrono::duration_cast<nanoseconds>(
-              std::chrono::steady_clock::now().time_since_epoch())
-       .count();
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 /// What one worker process measured during the measure phase.
 struct process_result {
-   std::vector<std::int64_t> per_worker;     // acquisitions of each of its workers
-   std::vector<std::int64_t> cycle_ns;       // async_lock start to async_unlock end
-   std::vector<std::int64_t> handoff_ns;     // release by another worker to acquisition
-   std::vector<std::int64_t> acquire_ns;     // quorum: async_lock start to its success
-   std::vector<std::int64_t> unreachable_ns; // quorum: attempts that ended, as expected, in
-                                             // quorum_unreachable (start to end)
-   std::int64_t failures = 0;                // lock and unlock errors
-   double cpu_ms = 0;                        // the process's user + system CPU while measuring
-   std::string first_error;                  // the first failure, to say why
+   std::vector<std::int64_t> per_worker;      // acquisitions of each of its workers
+   std::vector<std::int64_t> cycle_ns;        // async_lock start to async_unlock end
+   std::vector<std::int64_t> handoff_ns;      // release by another worker to acquisition
+   std::vector<std::int64_t> acquire_ns;      // quorum: async_lock start to its success
+   std::vector<std::int64_t> unreachable_ns;  // quorum: attempts that ended, as expected, in
+                                              // quorum_unreachable (start to end)
+   std::int64_t failures = 0;                 // lock and unlock errors
+   double cpu_ms = 0;                         // the process's user + system CPU while measuring
+   std::string first_error;                   // the first failure, to say why
 };
 
 /// Writes and reads a process_result on a pipe (binary, same executable on both ends).
 bool write_result(int fd, process_result const& r);
 bool read_result(int fd, process_result& r);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

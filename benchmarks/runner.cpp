@@ -31,7 +31,7 @@ constexpr auto report_limit = 30s;
 
 struct child {
    pid_t pid = -1;
-   int fd = -1; // read end of its result pipe
+   int fd = -1;  // read end of its result pipe
 };
 
 // The child's side: run the workers, write the result, exit without running the parent's
@@ -56,7 +56,7 @@ struct child {
 std::vector<child> fork_children(run_spec const& spec, shared_block& shm)
 {
    std::vector<child> children;
-   std::fflush(stdout); // or the children would print the parent's buffered output again
+   std::fflush(stdout);  // or the children would print the parent's buffered output again
    std::fflush(stderr);
    pid_t const parent = ::getpid();
    for (int i = 0; i < spec.processes; ++i) {
@@ -83,26 +83,25 @@ void collect(std::vector<child>& children, run_result& out)
    for (auto& c : children) {
       pollfd p{c.fd, POLLIN, 0};
       auto const left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
       process_result r;
       bool const ok = ::poll(&p, 1, static_cast<int>(std::max<long long>(left.count(), 0))) > 0 &&
                       read_result(c.fd, r);
       ::close(c.fd);
       if (!ok) {
-         ::kill(c.pid, SIGKILL); // hung, or died: do not wait for it
+         ::kill(c.pid, SIGKILL);  // hung, or died: do not wait for it
          r.failures = 1;
          r.first_error = "a worker process did not report its result";
       }
       int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
+      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {}
       if (ok && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
          r.failures += 1;
          r.first_error = "a worker process exited abnormally";
       }
       out.per_worker.insert(out.per_worker.end(), r.per_worker.begin(), r.per_worker.end());
       out.per_process.push_back(
-          std::accumulate(r.per_worker.begin(), r.per_worker.end(), std::int64_t{0}));
+         std::accumulate(r.per_worker.begin(), r.per_worker.end(), std::int64_t{0}));
       out.client_cpu_ms += r.cpu_ms;
       out.cycle_ns.insert(out.cycle_ns.end(), r.cycle_ns.begin(), r.cycle_ns.end());
       out.handoff_ns.insert(out.handoff_ns.end(), r.handoff_ns.begin(), r.handoff_ns.end());
@@ -145,7 +144,7 @@ void count_commands(run_result& out,
    auto const info = calls_of(*after, "info") - calls_of(*before, "info");
    out.commands = sum_calls(*after, false) - sum_calls(*before, false) - info;
    if (out.spec.st == strategy::raw)
-      out.requests = out.commands; // no script: every command is a request
+      out.requests = out.commands;  // no script: every command is a request
    else
       out.requests = *out.commands - (sum_calls(*after, true) - sum_calls(*before, true));
 }
@@ -162,7 +161,7 @@ void measure_for(std::chrono::milliseconds d, progress_fn const& progress)
    }
 }
 
-} // namespace
+}  // namespace
 
 std::int64_t run_result::acquisitions() const
 {
@@ -187,7 +186,7 @@ run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_
 
    // A frozen node cannot answer INFO (it would cost a 2 s timeout, and then count nothing).
    auto const frozen =
-       std::min<std::size_t>(static_cast<std::size_t>(std::max(spec.frozen, 0)), spec.nodes.size());
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(spec.frozen, 0)), spec.nodes.size());
    std::vector<std::string> const live(spec.nodes.begin(),
                                        spec.nodes.end() - static_cast<std::ptrdiff_t>(frozen));
    auto const calls_before = command_calls(live);
@@ -210,4 +209,4 @@ run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_
    return out;
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

@@ -18,21 +18,21 @@ namespace locksmith::bench {
 /// What a run measured, all processes together.
 struct run_result {
    run_spec spec;
-   double seconds = 0; // length of the measure phase
+   double seconds = 0;  // length of the measure phase
    std::vector<std::int64_t> per_worker;
-   std::vector<std::int64_t> per_process; // acquisitions of each process
-   double client_cpu_ms = 0;              // of the worker processes, while measuring
+   std::vector<std::int64_t> per_process;  // acquisitions of each process
+   double client_cpu_ms = 0;               // of the worker processes, while measuring
    std::vector<std::int64_t> cycle_ns;
    std::vector<std::int64_t> handoff_ns;
-   std::vector<std::int64_t> acquire_ns;     // quorum
-   std::vector<std::int64_t> unreachable_ns; // quorum
+   std::vector<std::int64_t> acquire_ns;      // quorum
+   std::vector<std::int64_t> unreachable_ns;  // quorum
    std::int64_t failures = 0;
    std::string first_error;
    std::int64_t overlaps = 0;
-   std::optional<std::int64_t> commands; // INFO commandstats delta, without INFO itself, of the
-                                         // nodes not frozen
-   std::optional<std::int64_t> requests; // the same without the commands that scripts ran
-   std::optional<double> server_cpu_ms;  // when the harness runs the server
+   std::optional<std::int64_t> commands;  // INFO commandstats delta, without INFO itself, of the
+                                          // nodes not frozen
+   std::optional<std::int64_t> requests;  // the same without the commands that scripts ran
+   std::optional<double> server_cpu_ms;   // when the harness runs the server
 
    std::int64_t acquisitions() const;
    /// No overlap, no failure, and at least one acquisition.
@@ -51,6 +51,6 @@ using start_fn = std::function<void()>;
 run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_fn const& progress,
                     start_fn const& on_start = {});
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

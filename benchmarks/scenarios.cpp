@@ -56,7 +56,7 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
       c.shm.waiting_since[w.id] = start;
       w.locking = true;
       auto [ec, held] = co_await cli.async_lock(
-          w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+         w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
       w.locking = false;
       auto const acquired = now_ns();
       c.shm.waiting_since[w.id] = 0;
@@ -64,7 +64,7 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
          if (ec == asio::error::operation_aborted && stopping(c))
             break;
          fail(c, "async_lock: " + ec.message());
-         co_await sleep_for(10ms); // a broken setup must not flood the output
+         co_await sleep_for(10ms);  // a broken setup must not flood the output
          continue;
       }
       bool const counted = measuring(c);
@@ -97,7 +97,7 @@ asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
       auto const start = now_ns();
       w.locking = true;
       auto [ec, held] = co_await cli.async_lock(
-          w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+         w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
       w.locking = false;
       auto const acquired = now_ns();
       bool const counted = measuring(c);
@@ -106,7 +106,7 @@ asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
       if (ec == error::quorum_unreachable && !reachable) {
          if (counted)
             c.result.unreachable_ns.push_back(acquired - start);
-         continue; // each attempt already took a node timeout
+         continue;  // each attempt already took a node timeout
       }
       if (ec) {
          if (counted)
@@ -146,11 +146,12 @@ asio::awaitable<void> watch_stop(process_ctx& c, std::vector<worker>& workers)
 
 asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& workers)
 {
-   client cli{
-       c.io.get_executor(),
-       config{.nodes = c.spec.nodes, .prefix = c.spec.prefix, .node_timeout = c.spec.node_timeout,
-              .restart_quarantine = std::chrono::milliseconds{0}}};  // servers just started
-   c.shm.started.fetch_add(1); // also on failure, so that the harness does not wait for us
+   client cli{c.io.get_executor(),
+              config{.nodes = c.spec.nodes,
+                     .prefix = c.spec.prefix,
+                     .node_timeout = c.spec.node_timeout,
+                     .restart_quarantine = std::chrono::milliseconds{0}}};  // servers just started
+   c.shm.started.fetch_add(1);  // also on failure, so that the harness does not wait for us
    if (cli.config_error()) {
       fail(c, "bad configuration: " + cli.config_error().message());
       co_return;
@@ -161,7 +162,7 @@ asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& work
    co_await cli.async_close(asio::as_tuple(asio::use_awaitable));
 }
 
-} // namespace
+}  // namespace
 
 bool stopping(process_ctx const& c)
 {
@@ -227,7 +228,7 @@ std::int64_t oldest_waiter(process_ctx const& c, worker const& w)
    return oldest;
 }
 
-} // namespace
+}  // namespace
 
 // The handoff scenario holds the lock until another worker has waited at least `settle`, so
 // that every release passes the lock to a worker already asleep in async_lock (its first try and
@@ -295,14 +296,14 @@ process_result run_process(run_spec const& spec, shared_block& shm, int index)
    }
    c.result.per_worker.assign(count, 0);
    auto body =
-       spec.st == strategy::raw ? run_raw_workers(c, workers) : run_lock_workers(c, workers);
+      spec.st == strategy::raw ? run_raw_workers(c, workers) : run_lock_workers(c, workers);
    asio::co_spawn(io, std::move(body), [&](std::exception_ptr e) {
       if (e)
          fail(c, "process threw an exception");
-      io.stop(); // the connections' loops may still be winding down; nothing more to measure
+      io.stop();  // the connections' loops may still be winding down; nothing more to measure
    });
    io.run();
    return std::move(c.result);
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

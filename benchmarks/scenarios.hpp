@@ -33,10 +33,10 @@ struct process_ctx {
 /// One worker: its global index (its slot in the shared block) and its lock name.
 struct worker {
    int id = 0;
-   int local = 0; // index in process_result::per_worker
+   int local = 0;  // index in process_result::per_worker
    std::string name;
    int key_index = 0;
-   boost::asio::cancellation_signal cancel; // ends a pending async_lock at the stop
+   boost::asio::cancellation_signal cancel;  // ends a pending async_lock at the stop
    bool locking = false;
 };
 
@@ -76,6 +76,6 @@ run_workers(process_ctx& c, std::vector<worker>& workers,
 /// waiting on a channel that the releaser publishes to), in raw.cpp.
 boost::asio::awaitable<void> run_raw_workers(process_ctx& c, std::vector<worker>& workers);
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

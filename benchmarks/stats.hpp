@@ -54,6 +54,6 @@ inline std::vector<std::pair<double, double>> cdf_points(std::vector<std::int64_
    return out;
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -74,7 +74,7 @@ struct gateway {
 
    // Seeds the item if it is new; reads its stock, and the answer stored under `key` if any.
    asio::awaitable<std::pair<long, std::optional<std::string>>> read(std::string const& item,
-                                                                    std::string const& key)
+                                                                     std::string const& key)
    {
       redis::request req;
       req.push("SET", "stock:" + item, seed, "NX");

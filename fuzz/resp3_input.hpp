@@ -21,12 +21,24 @@ namespace locksmith::fuzz {
 inline boost::redis::resp3::type any_type(FuzzedDataProvider& in)
 {
    using boost::redis::resp3::type;
-   static constexpr type types[] = {
-      type::array,         type::push,           type::set,          type::map,
-      type::attribute,     type::simple_string,  type::simple_error, type::number,
-      type::doublean,      type::boolean,        type::big_number,   type::null,
-      type::blob_error,    type::verbatim_string, type::blob_string, type::streamed_string,
-      type::streamed_string_part, type::invalid};
+   static constexpr type types[] = {type::array,
+                                    type::push,
+                                    type::set,
+                                    type::map,
+                                    type::attribute,
+                                    type::simple_string,
+                                    type::simple_error,
+                                    type::number,
+                                    type::doublean,
+                                    type::boolean,
+                                    type::big_number,
+                                    type::null,
+                                    type::blob_error,
+                                    type::verbatim_string,
+                                    type::blob_string,
+                                    type::streamed_string,
+                                    type::streamed_string_part,
+                                    type::invalid};
    return in.PickValueInArray(types);
 }
 

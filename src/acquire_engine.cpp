@@ -36,14 +36,15 @@ asio::awaitable<bool> cancelled()
 }  // namespace
 
 acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_listener& listener)
-: ctx_{ctx}
-, queue_{queue}
-, listener_{listener}
-, random_{std::random_device{}()}
-{ }
+    : ctx_{ctx}
+    , queue_{queue}
+    , listener_{listener}
+    , random_{std::random_device{}()}
+{}
 
-asio::awaitable<acquire_engine::result> acquire_engine::acquire(
-   std::string const& name, lock_options const& opts, bool no_wait, clock::time_point deadline, report* diag)
+asio::awaitable<acquire_engine::result>
+acquire_engine::acquire(std::string const& name, lock_options const& opts, bool no_wait,
+                        clock::time_point deadline, report* diag)
 {
    auto const channel = release_channel(ctx_.cfg.prefix, name);
    auto const drift = opts.drift.value_or(default_drift(opts.ttl));
@@ -56,27 +57,32 @@ asio::awaitable<acquire_engine::result> acquire_engine::acquire(
       auto const seen = listener_.events(channel);
       auto const t0 = clock::now();
       auto const call = acquire_call(ctx_.cfg.prefix, name, token, opts.ttl);
-      auto [ec, r] = co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
+      auto [ec, r] =
+         co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
       describe(r, ctx_.nodes, diag);
       if (ec) {
-         release_where_taken(ctx_, name, token, r, t0 + opts.ttl);  // cancelled: the SET may have landed anyway
+         release_where_taken(ctx_, name, token, r,
+                             t0 + opts.ttl);  // cancelled: the SET may have landed anyway
          co_return result{ec, {}};
       }
       error_code lost = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift))
-            co_return result{error_code{}, won{std::move(token), highest_fence(r), t0, *until, may_hold_key(r, ctx_.nodes.size())}};
+            co_return result{error_code{}, won{std::move(token), highest_fence(r), t0, *until,
+                                               may_hold_key(r, ctx_.nodes.size())}};
          lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       release_where_taken(ctx_, name, token, r, t0 + opts.ttl);
-      retry_context const next{name, channel, seen, std::get_if<wait_strategy::spin>(&opts.strategy), no_wait, deadline};
+      retry_context const next{
+         name, channel, seen, std::get_if<wait_strategy::spin>(&opts.strategy), no_wait, deadline};
       if (auto ec = co_await wait_to_retry(lost, r, next))
          co_return result{ec, {}};
    }
 }
 
-asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r, retry_context const& c)
+asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r,
+                                                          retry_context const& c)
 {
    auto const now = clock::now();
    attempt_facts const f{

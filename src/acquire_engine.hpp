@@ -46,8 +46,8 @@ public:
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only
    /// contender in the process (local_queue::enter), and the arguments outlive the operation.
-   boost::asio::awaitable<result>
-   acquire(std::string const& name, lock_options const& opts, bool no_wait, clock::time_point deadline, report* diag);
+   boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
+                                          bool no_wait, clock::time_point deadline, report* diag);
 
 private:
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.
@@ -60,11 +60,13 @@ private:
       bool no_wait;
       clock::time_point deadline;
    };
-   boost::asio::awaitable<error_code> wait_to_retry(error_code lost, fanout_result const& r, retry_context const& c);
+   boost::asio::awaitable<error_code> wait_to_retry(error_code lost, fanout_result const& r,
+                                                    retry_context const& c);
 
    // Sleeps for `d`; with a channel, a release event on it ends the sleep early.
    // operation_aborted on cancellation or once the client stops.
-   boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d, std::string const* channel);
+   boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d,
+                                            std::string const* channel);
 
    client_context& ctx_;
    local_queue& queue_;

@@ -16,16 +16,18 @@ namespace locksmith::detail {
 inline constexpr std::chrono::milliseconds fence_linger{60'000};
 
 /// SET NX PX ttl of the lock key, then a fence minted from the fence key (kept ttl + fence_linger).
-std::shared_ptr<script_call const> acquire_call(
-   std::string const& prefix, std::string const& name, std::string const& token, std::chrono::milliseconds ttl);
+std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::string const& name,
+                                                std::string const& token,
+                                                std::chrono::milliseconds ttl);
 
 /// PEXPIRE ttl of the lock key and of the fence key (ttl + fence_linger), if the token matches.
-std::shared_ptr<script_call const> extend_call(
-   std::string const& prefix, std::string const& name, std::string const& token, std::chrono::milliseconds ttl);
+std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::string const& name,
+                                               std::string const& token,
+                                               std::chrono::milliseconds ttl);
 
 /// DEL of the lock key and a PUBLISH of the token on the release channel, if the token matches.
-std::shared_ptr<script_call const> release_call(
-   std::string const& prefix, std::string const& name, std::string const& token);
+std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
+                                                std::string const& token);
 
 }  // namespace locksmith::detail
 

@@ -30,14 +30,16 @@ void owned_work::track(std::weak_ptr<boost::asio::steady_timer> t)
 
 void owned_work::forget_idle_waiter(boost::asio::steady_timer* t) noexcept
 {
-   idle_waiters_.erase(std::remove(idle_waiters_.begin(), idle_waiters_.end(), t), idle_waiters_.end());
+   idle_waiters_.erase(std::remove(idle_waiters_.begin(), idle_waiters_.end(), t),
+                       idle_waiters_.end());
 }
 
 retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attempt) noexcept
 {
    using std::chrono::milliseconds;
    milliseconds const step = node_timeout * (1L << std::min(attempt, 10u));
-   return {std::min(step, milliseconds{1000}), std::clamp(step, node_timeout, std::max(node_timeout, milliseconds{2000}))};
+   return {std::min(step, milliseconds{1000}),
+           std::clamp(step, node_timeout, std::max(node_timeout, milliseconds{2000}))};
 }
 
 }  // namespace locksmith::detail

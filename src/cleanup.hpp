@@ -43,7 +43,7 @@ private:
 class work_guard {
 public:
    explicit work_guard(owned_work& w) noexcept
-   : w_{w}
+       : w_{w}
    {
       w_.add();
    }
@@ -61,7 +61,10 @@ struct persistence {
    std::shared_ptr<owned_work> work;
    std::vector<bool> nodes;  // the nodes that may hold the key, by index (empty: every node)
 
-   bool covers(std::size_t node) const noexcept { return nodes.empty() || (node < nodes.size() && nodes[node]); }
+   bool covers(std::size_t node) const noexcept
+   {
+      return nodes.empty() || (node < nodes.size() && nodes[node]);
+   }
 };
 
 /// The pause before sending a release again after its `attempt`-th failure, and that call's

@@ -11,7 +11,7 @@ using detail::code_of;
 using detail::spawn;
 
 client::client(executor_type ex, config cfg)
-: core_{std::make_shared<detail::client_core>(std::move(ex), std::move(cfg))}
+    : core_{std::make_shared<detail::client_core>(std::move(ex), std::move(cfg))}
 {
    core_->start();
 }
@@ -33,18 +33,28 @@ client::~client()
       core_->stop();
 }
 
-client::executor_type client::get_executor() const noexcept { return core_->executor(); }
+client::executor_type client::get_executor() const noexcept
+{
+   return core_->executor();
+}
 
-error_code client::config_error() const noexcept { return core_->config_error(); }
+error_code client::config_error() const noexcept
+{
+   return core_->config_error();
+}
 
-void client::cancel() { core_->stop(); }
+void client::cancel()
+{
+   core_->stop();
+}
 
 void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
 {
    if (diag)
       *diag = report{};
    // Each completion holds the core, which the coroutine uses, until the operation is done.
-   spawn(core_->executor(), core_->lock(std::move(name), std::move(opts), false, diag), std::move(h),
+   spawn(core_->executor(), core_->lock(std::move(name), std::move(opts), false, diag),
+         std::move(h),
          [core = core_](lock_handler h, std::exception_ptr e, detail::client_core::lock_result r) {
             if (e)
                return std::move(h)(code_of(e), lease{});
@@ -57,21 +67,28 @@ void client::async_unlock_impl(lease* l, report* diag, done_handler h)
    if (diag)
       *diag = report{};
    spawn(core_->executor(), core_->unlock(l->state(), diag), std::move(h),
-         [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
+            std::move(h)(e ? code_of(e) : ec);
+         });
 }
 
-void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h)
+void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag,
+                               done_handler h)
 {
    if (diag)
       *diag = report{};
    spawn(core_->executor(), core_->extend(l->state(), ttl, diag), std::move(h),
-         [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
+            std::move(h)(e ? code_of(e) : ec);
+         });
 }
 
 void client::async_close_impl(done_handler h)
 {
    spawn(core_->executor(), core_->close(core_->settings().close_timeout), std::move(h),
-         [core = core_](done_handler h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
+            std::move(h)(e ? code_of(e) : ec);
+         });
 }
 
 }  // namespace locksmith

@@ -43,19 +43,20 @@ struct slot_guard {
 }  // namespace
 
 client_core::client_core(asio::any_io_executor e, config c)
-: ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = {}}
-, listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
-, queue_{ctx_.ex}
-, acquire_{ctx_, queue_, listener_}
+    : ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = {}}
+    , listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
+    , queue_{ctx_.ex}
+    , acquire_{ctx_, queue_, listener_}
 {
    ctx_.config_error = validate_config(ctx_.cfg);
 }
 
-client_core::client_core(asio::any_io_executor e, config c, std::vector<std::shared_ptr<node>> given)
-: ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = std::move(given)}
-, listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
-, queue_{ctx_.ex}
-, acquire_{ctx_, queue_, listener_}
+client_core::client_core(asio::any_io_executor e, config c,
+                         std::vector<std::shared_ptr<node>> given)
+    : ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = std::move(given)}
+    , listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
+    , queue_{ctx_.ex}
+    , acquire_{ctx_, queue_, listener_}
 {
    ctx_.cfg.nodes.assign(ctx_.nodes.size(), "redis://fake");
    ctx_.config_error = validate_config(ctx_.cfg);
@@ -126,18 +127,20 @@ void client_core::leave_slot(std::string const& name) noexcept
 
 lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts)
 {
-   auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence, w.start,
-                                           w.valid_until, opts);
+   auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence,
+                                           w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
    if (opts.renew)
-      asio::co_spawn(ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
-                     asio::detached);
+      asio::co_spawn(
+         ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
+         asio::detached);
    else
       asio::co_spawn(ctx_.ex, expire(st), asio::detached);
    return lease{std::move(st)};
 }
 
-asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts, bool try_only, report* diag)
+asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts,
+                                                            bool try_only, report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
@@ -147,7 +150,8 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       co_return lock_result{ec, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
-   auto const deadline = clock::now() + (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
+   auto const deadline =
+      clock::now() + (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
    if (no_wait && queue_.busy(name))
       co_return lock_result{error::lock_taken, {}};  // held or contended by this process
    // Only one coroutine per process and name contends in Redis; the others queue here. One that
@@ -170,7 +174,8 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
    co_return co_await release_lease(ctx_, std::move(st), diag);
 }
 
-asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl, report* diag)
+asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl,
+                                                report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation

@@ -32,7 +32,8 @@ public:
    client_core(boost::asio::any_io_executor ex, config cfg);
    /// Over the given nodes instead of Redis connections made from cfg.nodes (unit tests' fake
    /// nodes); cfg.nodes is ignored.
-   client_core(boost::asio::any_io_executor ex, config cfg, std::vector<std::shared_ptr<node>> nodes);
+   client_core(boost::asio::any_io_executor ex, config cfg,
+               std::vector<std::shared_ptr<node>> nodes);
 
    /// Connects the nodes (unless the config is invalid).
    void start();
@@ -47,9 +48,11 @@ public:
       lease held;
    };
    /// Validates, queues behind the process's other contenders for the name, then acquires.
-   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only, report* diag);
+   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
+                                            report* diag);
    boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
-   boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag);
+   boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
+                                             std::chrono::milliseconds ttl, report* diag);
 
    /// Passes the name to the next local waiter, or forgets it (and its release subscription).
    void leave_slot(std::string const& name) noexcept;

@@ -14,8 +14,8 @@
 namespace locksmith::detail {
 namespace asio = boost::asio;
 
-asio::awaitable<error_code> extend_lease(
-   client_context& ctx, std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag)
+asio::awaitable<error_code> extend_lease(client_context& ctx, std::shared_ptr<lease_state> st,
+                                         std::chrono::milliseconds ttl, report* diag)
 {
    using clock = lease_state::clock;
    if (auto ec = validate_ttl(ttl))
@@ -28,7 +28,8 @@ asio::awaitable<error_code> extend_lease(
       co_return asio::error::operation_aborted;
    auto const t0 = clock::now();
    auto const call = extend_call(ctx.cfg.prefix, st->name, st->token, ttl);
-   auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout, asio::as_tuple(asio::use_awaitable));
+   auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
+                                        asio::as_tuple(asio::use_awaitable));
    describe(r, ctx.nodes, diag);
    if (ec)
       co_return ec;

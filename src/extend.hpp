@@ -19,8 +19,9 @@ namespace locksmith::detail {
 /// ours, and moves valid_until. invalid_argument for a bad ttl; not_held unless the lease is
 /// held; not_owner or lease_expired when the key is someone else's or gone on enough nodes;
 /// lease_expired when the quorum answered after the old validity ended.
-boost::asio::awaitable<error_code> extend_lease(
-   client_context& ctx, std::shared_ptr<lease_state> st, std::chrono::milliseconds ttl, report* diag);
+boost::asio::awaitable<error_code> extend_lease(client_context& ctx,
+                                                std::shared_ptr<lease_state> st,
+                                                std::chrono::milliseconds ttl, report* diag);
 
 }  // namespace locksmith::detail
 

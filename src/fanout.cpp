@@ -34,7 +34,8 @@ vote classify(script const& code, node_result& r)
    if (r.reply.ec)
       return vote::failed;
    bool const acquire = &code == &acquire_script();
-   auto const ec = acquire ? parse_acquire(r.reply.resp, r.acquire) : parse_ownership(r.reply.resp, r.own);
+   auto const ec =
+      acquire ? parse_acquire(r.reply.resp, r.acquire) : parse_ownership(r.reply.resp, r.own);
    if (ec) {
       r.malformed = !r.reply.resp.has_error();
       return vote::failed;
@@ -46,8 +47,8 @@ vote classify(script const& code, node_result& r)
 
 struct fanout_op : std::enable_shared_from_this<fanout_op> {
    fanout_op(std::size_t n, fanout_handler h)
-   : votes{n}
-   , handler{std::move(h)}
+       : votes{n}
+       , handler{std::move(h)}
    {
       result.nodes.resize(n);
    }
@@ -95,18 +96,18 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
 
 // One node's part of a fan-out: the call, and with persistence its retries.
 struct node_call : std::enable_shared_from_this<node_call> {
-   node_call(std::shared_ptr<fanout_op> o, std::shared_ptr<node> nd, std::size_t i, std::shared_ptr<script_call const> c,
-             std::chrono::milliseconds t, std::function<bool()> wanted, std::optional<persistence> k,
-             asio::any_io_executor ex)
-   : op{std::move(o)}
-   , n{std::move(nd)}
-   , index{i}
-   , call{std::move(c)}
-   , timeout{t}
-   , still_wanted{std::move(wanted)}
-   , keep{std::move(k)}
-   , io{std::move(ex)}
-   { }
+   node_call(std::shared_ptr<fanout_op> o, std::shared_ptr<node> nd, std::size_t i,
+             std::shared_ptr<script_call const> c, std::chrono::milliseconds t,
+             std::function<bool()> wanted, std::optional<persistence> k, asio::any_io_executor ex)
+       : op{std::move(o)}
+       , n{std::move(nd)}
+       , index{i}
+       , call{std::move(c)}
+       , timeout{t}
+       , still_wanted{std::move(wanted)}
+       , keep{std::move(k)}
+       , io{std::move(ex)}
+   {}
 
    std::shared_ptr<fanout_op> op;
    std::shared_ptr<node> n;
@@ -132,8 +133,8 @@ struct node_call : std::enable_shared_from_this<node_call> {
    void on_reply(node_reply&& r)
    {
       // Only a transport failure may mend: an answer, even an error, is final.
-      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !keep->work->closed() &&
-                         std::chrono::steady_clock::now() < keep->until;
+      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted &&
+                         !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
       if (attempt == 0)
          op->on_reply(*call->code, index, std::move(r), *n);
       if (!again) {
@@ -154,13 +155,9 @@ struct node_call : std::enable_shared_from_this<node_call> {
 
 }  // namespace
 
-void start_fanout(
-   asio::any_io_executor const& io,
-   std::vector<std::shared_ptr<node>> const& nodes,
-   std::shared_ptr<script_call const> call,
-   std::chrono::milliseconds timeout,
-   fanout_handler handler,
-   std::optional<persistence> keep)
+void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<node>> const& nodes,
+                  std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                  fanout_handler handler, std::optional<persistence> keep)
 {
    auto op = std::make_shared<fanout_op>(nodes.size(), std::move(handler));
    auto slot = asio::get_associated_cancellation_slot(op->handler);
@@ -180,13 +177,16 @@ void start_fanout(
    // Only an acquire must not fall back once decided (it would land behind the release sent
    // meanwhile); a release or extend is idempotent and must reach every node.
    bool const acquire = &code == &acquire_script();
-   std::function<bool()> still_wanted = [op, acquire] { return !acquire || static_cast<bool>(op->handler); };
+   std::function<bool()> still_wanted = [op, acquire] {
+      return !acquire || static_cast<bool>(op->handler);
+   };
    for (std::size_t i = 0; i < nodes.size(); ++i) {
       // Owned only where the key may be: elsewhere a failed release needs no second try.
       auto const owned = keep && keep->covers(i);
       if (owned)
          keep->work->add();
-      auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted, owned ? keep : std::nullopt, io);
+      auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted,
+                                           owned ? keep : std::nullopt, io);
       c->send(timeout);
    }
 }

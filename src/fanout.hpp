@@ -63,25 +63,20 @@ using fanout_handler = boost::asio::any_completion_handler<void(error_code, fano
 /// `keep->nodes` names are owned so (all when it is empty).
 ///
 /// Cancellation (any type): completes with operation_aborted, posted on `io`.
-void start_fanout(
-   boost::asio::any_io_executor const& io,
-   std::vector<std::shared_ptr<node>> const& nodes,
-   std::shared_ptr<script_call const> call,
-   std::chrono::milliseconds timeout,
-   fanout_handler handler,
-   std::optional<persistence> keep = std::nullopt);
+void start_fanout(boost::asio::any_io_executor const& io,
+                  std::vector<std::shared_ptr<node>> const& nodes,
+                  std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                  fanout_handler handler, std::optional<persistence> keep = std::nullopt);
 
 template <class CompletionToken>
-auto async_fanout(
-   boost::asio::any_io_executor const& io,
-   std::vector<std::shared_ptr<node>> const& nodes,
-   std::shared_ptr<script_call const> call,
-   std::chrono::milliseconds timeout,
-   CompletionToken&& token,
-   std::optional<persistence> keep = std::nullopt)
+auto async_fanout(boost::asio::any_io_executor const& io,
+                  std::vector<std::shared_ptr<node>> const& nodes,
+                  std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                  CompletionToken&& token, std::optional<persistence> keep = std::nullopt)
 {
    return boost::asio::async_initiate<CompletionToken, void(error_code, fanout_result)>(
-      [&io, &nodes, timeout](auto handler, std::shared_ptr<script_call const> c, std::optional<persistence> k) {
+      [&io, &nodes, timeout](auto handler, std::shared_ptr<script_call const> c,
+                             std::optional<persistence> k) {
          start_fanout(io, nodes, std::move(c), timeout, std::move(handler), std::move(k));
       },
       token, std::move(call), std::move(keep));

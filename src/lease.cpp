@@ -15,8 +15,8 @@ std::string const empty_string;
 
 lease::lease() noexcept = default;
 lease::lease(std::shared_ptr<detail::lease_state> st) noexcept
-: st_{std::move(st)}
-{ }
+    : st_{std::move(st)}
+{}
 lease::lease(lease&&) noexcept = default;
 
 lease& lease::operator=(lease&& other) noexcept
@@ -28,7 +28,10 @@ lease& lease::operator=(lease&& other) noexcept
    return *this;
 }
 
-lease::~lease() { drop(); }
+lease::~lease()
+{
+   drop();
+}
 
 void lease::drop() noexcept
 {
@@ -37,9 +40,18 @@ void lease::drop() noexcept
       st_->end(detail::lease_state::status::dropped);
 }
 
-std::string const& lease::name() const noexcept { return st_ ? st_->name : empty_string; }
-std::string const& lease::token() const noexcept { return st_ ? st_->token : empty_string; }
-std::uint64_t lease::fencing_token() const noexcept { return st_ ? st_->fence : 0; }
+std::string const& lease::name() const noexcept
+{
+   return st_ ? st_->name : empty_string;
+}
+std::string const& lease::token() const noexcept
+{
+   return st_ ? st_->token : empty_string;
+}
+std::uint64_t lease::fencing_token() const noexcept
+{
+   return st_ ? st_->fence : 0;
+}
 
 lease::clock::time_point lease::valid_until() const noexcept
 {
@@ -69,8 +81,10 @@ void lease::async_wait_lost_impl(wait_handler h)
          st->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted});
    };
    if (st_->st != status::held) {
-      auto const ec = st_->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted};
-      asio::post(st_->lost_event.get_executor(), [h = std::move(h), ec]() mutable { std::move(h)(ec); });
+      auto const ec =
+         st_->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted};
+      asio::post(st_->lost_event.get_executor(),
+                 [h = std::move(h), ec]() mutable { std::move(h)(ec); });
       return;
    }
    // lost_event never expires: the lease's end cancels it, and so may the caller.

@@ -5,25 +5,20 @@
 
 namespace locksmith::detail {
 
-lease_state::lease_state(
-   std::shared_ptr<client_core> const& c,
-   std::string n,
-   std::string t,
-   std::uint64_t f,
-   clock::time_point start,
-   clock::time_point until,
-   lock_options const& opts)
-: core{c}
-, name{std::move(n)}
-, token{std::move(t)}
-, fence{f}
-, ttl{opts.ttl}
-, drift{opts.drift}
-, renewed_at{start}
-, valid_until{until}
-, watchdog{c->executor()}
-, lost_event{c->executor(), clock::time_point::max()}
-{ }
+lease_state::lease_state(std::shared_ptr<client_core> const& c, std::string n, std::string t,
+                         std::uint64_t f, clock::time_point start, clock::time_point until,
+                         lock_options const& opts)
+    : core{c}
+    , name{std::move(n)}
+    , token{std::move(t)}
+    , fence{f}
+    , ttl{opts.ttl}
+    , drift{opts.drift}
+    , renewed_at{start}
+    , valid_until{until}
+    , watchdog{c->executor()}
+    , lost_event{c->executor(), clock::time_point::max()}
+{}
 
 void lease_state::end(status s) noexcept
 {

@@ -24,14 +24,9 @@ struct lease_state {
    using clock = std::chrono::steady_clock;
    enum class status { held, released, dropped, lost };
 
-   lease_state(
-      std::shared_ptr<client_core> const& core,
-      std::string name,
-      std::string token,
-      std::uint64_t fence,
-      clock::time_point start,
-      clock::time_point valid_until,
-      lock_options const& opts);
+   lease_state(std::shared_ptr<client_core> const& core, std::string name, std::string token,
+               std::uint64_t fence, clock::time_point start, clock::time_point valid_until,
+               lock_options const& opts);
 
    std::weak_ptr<client_core> core;
    std::string name;
@@ -43,8 +38,10 @@ struct lease_state {
    clock::time_point valid_until;
    status st = status::held;
 
-   boost::asio::steady_timer watchdog;    // the renewal loop sleeps on it; cancelled when the lease ends
-   boost::asio::steady_timer lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
+   boost::asio::steady_timer
+      watchdog;  // the renewal loop sleeps on it; cancelled when the lease ends
+   boost::asio::steady_timer
+      lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
 
    bool in_slot = true;  // holds the name's place in the in-process queue
 

@@ -11,7 +11,7 @@ constexpr std::string_view read_failed = "Error reading data from the server";
 constexpr std::string_view setup_failed = "Setup request execution failed: ";
 constexpr std::string_view setup_done = "Setup request execution: success";
 
-} // namespace
+}  // namespace
 
 bool is_auth_error(std::string_view m) noexcept
 {
@@ -70,4 +70,4 @@ void link_health::clear_lasting() noexcept
    lasting_message_.clear();
 }
 
-} // namespace locksmith::detail
+}  // namespace locksmith::detail

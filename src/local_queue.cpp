@@ -10,8 +10,8 @@ namespace locksmith::detail {
 namespace asio = boost::asio;
 
 local_queue::local_queue(asio::any_io_executor ex)
-: ex_{std::move(ex)}
-{ }
+    : ex_{std::move(ex)}
+{}
 
 asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::time_point deadline)
 {

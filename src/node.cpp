@@ -24,9 +24,8 @@ namespace {
 // only once per connection attempt. With `on_connected`, it also reports each new connection:
 // Boost.Redis logs "Connected to ..." at info level once the socket is up, before any request is
 // written on it (the restart quarantine asks the server's uptime then).
-redis::logger make_logger(
-   std::shared_ptr<link_health> health,
-   std::shared_ptr<std::function<void()>> on_connected = nullptr)
+redis::logger make_logger(std::shared_ptr<link_health> health,
+                          std::shared_ptr<std::function<void()>> on_connected = nullptr)
 {
    using level = redis::logger::level;
    return redis::logger{level::info, [health, on_connected](level l, std::string_view msg) {
@@ -72,7 +71,8 @@ struct command_initiation {
 };
 
 template <class Response, class CompletionToken>
-auto exec_command(redis::connection& conn, redis::request const& req, Response& resp, CompletionToken&& token)
+auto exec_command(redis::connection& conn, redis::request const& req, Response& resp,
+                  CompletionToken&& token)
 {
    return asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
       command_initiation{&conn}, token, &req, &resp);
@@ -81,9 +81,9 @@ auto exec_command(redis::connection& conn, redis::request const& req, Response& 
 }  // namespace
 
 script_call::script_call(script const& s, std::vector<std::string> k, std::vector<std::string> a)
-: code{&s}
-, keys{std::move(k)}
-, args{std::move(a)}
+    : code{&s}
+    , keys{std::move(k)}
+    , args{std::move(a)}
 {
    push_eval(by_sha, "EVALSHA", s.sha1, keys, args);
 }
@@ -98,17 +98,19 @@ boost::redis::request const& script_call::by_text() const
 }
 
 redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg)
-: cfg_{make_redis_config(url, cfg)}
-, name_{redacted(url)}
-, marker_{connection_marker(cfg.prefix)}
-, cmd_health_{std::make_shared<link_health>()}
-, sub_health_{std::make_shared<link_health>()}
-, on_connected_{effective_quarantine(cfg).count() > 0 ? std::make_shared<std::function<void()>>() : nullptr}
-, cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_, on_connected_)}
-, sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
-, quarantine_{effective_quarantine(cfg)}
-, trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
-                                        : std::chrono::steady_clock::time_point::min()}
+    : cfg_{make_redis_config(url, cfg)}
+    , name_{redacted(url)}
+    , marker_{connection_marker(cfg.prefix)}
+    , cmd_health_{std::make_shared<link_health>()}
+    , sub_health_{std::make_shared<link_health>()}
+    , on_connected_{effective_quarantine(cfg).count() > 0
+                       ? std::make_shared<std::function<void()>>()
+                       : nullptr}
+    , cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_, on_connected_)}
+    , sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
+    , quarantine_{effective_quarantine(cfg)}
+    , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
+                                            : std::chrono::steady_clock::time_point::min()}
 {
    sub_.set_receive_response(pushes_);
 }
@@ -137,7 +139,7 @@ void redis_node::start(push_handler on_push)
    for (auto const* s : {&acquire_script(), &release_script(), &extend_script()})
       req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp, [req, resp](error_code, std::size_t) { });
+   exec_command(cmd_, *req, *resp, [req, resp](error_code, std::size_t) {});
 }
 
 void redis_node::run_commands()
@@ -171,7 +173,8 @@ void redis_node::on_command_connection()
       return;
    trusted_from_ = std::chrono::steady_clock::time_point::max();
    // Not from inside Boost.Redis's own call to the logger.
-   asio::post(cmd_.get_executor(), [self = shared_from_this(), n = connections_] { self->learn_uptime(n); });
+   asio::post(cmd_.get_executor(),
+              [self = shared_from_this(), n = connections_] { self->learn_uptime(n); });
 }
 
 void redis_node::learn_uptime(unsigned connection)
@@ -179,19 +182,21 @@ void redis_node::learn_uptime(unsigned connection)
    auto req = std::make_shared<redis::request>();
    req->push("INFO", "server");
    auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp, [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-      // An answer from an older connection says nothing of the server now; a failed one is
-      // asked again on the next connection.
-      if (ec || connection != std::max(self->connections_, 1u))
-         return;
-      auto const now = std::chrono::steady_clock::now();
-      if (resp->has_error() || resp->value().empty()) {
-         self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
-         return;
-      }
-      auto const uptime = parse_uptime(resp->value().front().value);
-      self->trusted_from_ = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
-   });
+   exec_command(cmd_, *req, *resp,
+                [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+                   // An answer from an older connection says nothing of the server now; a failed
+                   // one is asked again on the next connection.
+                   if (ec || connection != std::max(self->connections_, 1u))
+                      return;
+                   auto const now = std::chrono::steady_clock::now();
+                   if (resp->has_error() || resp->value().empty()) {
+                      self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
+                      return;
+                   }
+                   auto const uptime = parse_uptime(resp->value().front().value);
+                   self->trusted_from_ =
+                      uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+                });
 }
 
 void redis_node::stop()
@@ -210,34 +215,27 @@ struct redis_node::pending_eval {
    node_reply reply;
 };
 
-void redis_node::eval(
-   std::shared_ptr<script_call const> call,
-   std::chrono::milliseconds timeout,
-   std::function<bool()> still_wanted,
-   std::function<void(node_reply&&)> done)
+void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                      std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
 {
    start_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
 }
 
-void redis_node::eval_even_if_silent(
-   std::shared_ptr<script_call const> call,
-   std::chrono::milliseconds timeout,
-   std::function<bool()> still_wanted,
-   std::function<void(node_reply&&)> done)
+void redis_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
+                                     std::chrono::milliseconds timeout,
+                                     std::function<bool()> still_wanted,
+                                     std::function<void(node_reply&&)> done)
 {
    start_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
 }
 
-void redis_node::start_eval(
-   std::shared_ptr<script_call const> call,
-   std::chrono::milliseconds timeout,
-   std::function<bool()> still_wanted,
-   std::function<void(node_reply&&)> done,
-   bool even_if_silent)
+void redis_node::start_eval(std::shared_ptr<script_call const> call,
+                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                            std::function<void(node_reply&&)> done, bool even_if_silent)
 {
    auto const now = std::chrono::steady_clock::now();
-   auto p = std::make_shared<pending_eval>(
-      pending_eval{std::move(call), std::move(still_wanted), std::move(done), now, now + timeout, {}});
+   auto p = std::make_shared<pending_eval>(pending_eval{
+      std::move(call), std::move(still_wanted), std::move(done), now, now + timeout, {}});
    if (!gate_.open() && !even_if_silent)
       return refuse(*p);
    exec_eval(std::move(p), false);
@@ -257,7 +255,8 @@ void redis_node::refuse(pending_eval& p)
       if (!health.last_problem().empty())
          r.server_message += " (" + health.last_problem() + ")";
    }
-   asio::post(cmd_.get_executor(), [done = std::move(p.done), r = std::move(r)]() mutable { done(std::move(r)); });
+   asio::post(cmd_.get_executor(),
+              [done = std::move(p.done), r = std::move(r)]() mutable { done(std::move(r)); });
 }
 
 void redis_node::probe()
@@ -266,10 +265,11 @@ void redis_node::probe()
    req->push("PING");
    auto resp = std::make_shared<redis::generic_response>();
    // No timeout: it waits for the node, across reconnects, and is the only call that does.
-   exec_command(cmd_, *req, *resp, [self = shared_from_this(), req, resp](error_code ec, std::size_t) {
-      if (!self->stopped_ && self->gate_.on_probe(!ec))
-         self->probe();
-   });
+   exec_command(cmd_, *req, *resp,
+                [self = shared_from_this(), req, resp](error_code ec, std::size_t) {
+                   if (!self->stopped_ && self->gate_.on_probe(!ec))
+                      self->probe();
+                });
 }
 
 void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
@@ -282,7 +282,8 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
       cmd_, req, resp,
       asio::cancel_after(left, [self = shared_from_this(), p, by_text](error_code ec, std::size_t) {
          auto& r = p->reply;
-         // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text once.
+         // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text
+         // once.
          if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted())
             return self->exec_eval(std::move(p), true);
          if (ec == asio::error::operation_aborted && !self->stopped_) {
@@ -311,7 +312,7 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 void redis_node::send_pubsub(redis::request req)
 {
    auto r = std::make_shared<redis::request>(std::move(req));
-   sub_.async_exec(*r, redis::ignore, [r](error_code, std::size_t) { });
+   sub_.async_exec(*r, redis::ignore, [r](error_code, std::size_t) {});
 }
 
 void redis_node::subscribe(std::string const& channel)

@@ -45,11 +45,12 @@ private:
 
 /// What one node answered to one script call.
 struct node_reply {
-   error_code ec;                        // transport error, timeout, auth_failed or tls_failed
-   std::string server_message;           // the server's error text, or the connection's last problem
+   error_code ec;               // transport error, timeout, auth_failed or tls_failed
+   std::string server_message;  // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
-   bool sent = true;  // false: refused at once, never written (the node is silent, see silence_gate)
+   bool sent =
+      true;  // false: refused at once, never written (the node is silent, see silence_gate)
 };
 
 /// Called on the node's executor for each push of its subscriber connection, in order.
@@ -69,20 +70,17 @@ public:
    /// On NOSCRIPT the script's text is sent, but only if `still_wanted()` says so: an acquire
    /// fallback sent after the caller gave up would land behind the release it sent meanwhile, and
    /// take a key that nobody releases.
-   virtual void eval(
-      std::shared_ptr<script_call const> call,
-      std::chrono::milliseconds timeout,
-      std::function<bool()> still_wanted,
-      std::function<void(node_reply&&)> done) = 0;
+   virtual void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                     std::function<bool()> still_wanted,
+                     std::function<void(node_reply&&)> done) = 0;
 
    /// As eval, but written even while the node is silent (a call of ours timed out and it has not
    /// answered since), when eval refuses calls at once: a release of a key that the node may hold
    /// must land behind the acquire that set it, whenever the node answers again.
-   virtual void eval_even_if_silent(
-      std::shared_ptr<script_call const> call,
-      std::chrono::milliseconds timeout,
-      std::function<bool()> still_wanted,
-      std::function<void(node_reply&&)> done)
+   virtual void eval_even_if_silent(std::shared_ptr<script_call const> call,
+                                    std::chrono::milliseconds timeout,
+                                    std::function<bool()> still_wanted,
+                                    std::function<void(node_reply&&)> done)
    {
       eval(std::move(call), timeout, std::move(still_wanted), std::move(done));
    }
@@ -112,8 +110,8 @@ public:
 };
 
 /// A node on two Boost.Redis connections. The command connection carries only requests whose
-/// every command has a reply: Boost.Redis 1.92 reads a reply as a push while the request at the head
-/// of its queue expects none (a SUBSCRIBE), and from then on matches every reply to the wrong
+/// every command has a reply: Boost.Redis 1.92 reads a reply as a push while the request at the
+/// head of its queue expects none (a SUBSCRIBE), and from then on matches every reply to the wrong
 /// request. Pub/sub therefore has a connection of its own.
 class redis_node final : public node, public std::enable_shared_from_this<redis_node> {
 public:
@@ -125,16 +123,11 @@ public:
    /// Stops every loop; pending calls complete with an error.
    void stop() override;
 
-   void eval(
-      std::shared_ptr<script_call const> call,
-      std::chrono::milliseconds timeout,
-      std::function<bool()> still_wanted,
-      std::function<void(node_reply&&)> done) override;
-   void eval_even_if_silent(
-      std::shared_ptr<script_call const> call,
-      std::chrono::milliseconds timeout,
-      std::function<bool()> still_wanted,
-      std::function<void(node_reply&&)> done) override;
+   void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+             std::function<bool()> still_wanted, std::function<void(node_reply&&)> done) override;
+   void eval_even_if_silent(std::shared_ptr<script_call const> call,
+                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                            std::function<void(node_reply&&)> done) override;
 
    /// Uses request::subscribe, which Boost.Redis restores after a reconnect.
    void subscribe(std::string const& channel) override;
@@ -155,12 +148,9 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
-   void start_eval(
-      std::shared_ptr<script_call const> call,
-      std::chrono::milliseconds timeout,
-      std::function<bool()> still_wanted,
-      std::function<void(node_reply&&)> done,
-      bool even_if_silent);
+   void start_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                   std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                   bool even_if_silent);
    void refuse(pending_eval& p);
    void probe();
 
@@ -170,9 +160,10 @@ private:
    // Written by each connection's logger and TLS callbacks, before the connections they outlive.
    std::shared_ptr<link_health> cmd_health_;
    std::shared_ptr<link_health> sub_health_;
-   std::shared_ptr<std::function<void()>> on_connected_;  // called by the command connection's logger
-   boost::redis::connection cmd_;               // scripts only: every command has a reply
-   boost::redis::connection sub_;               // SUBSCRIBE, UNSUBSCRIBE and their pushes only
+   std::shared_ptr<std::function<void()>>
+      on_connected_;               // called by the command connection's logger
+   boost::redis::connection cmd_;  // scripts only: every command has a reply
+   boost::redis::connection sub_;  // SUBSCRIBE, UNSUBSCRIBE and their pushes only
    boost::redis::generic_response pushes_;
    push_handler on_push_;
    bool stopped_ = false;

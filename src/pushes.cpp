@@ -7,8 +7,8 @@
 namespace locksmith::detail {
 namespace {
 
-using boost::redis::resp3::node;
 using boost::redis::resp3::is_aggregate;
+using boost::redis::resp3::node;
 
 std::optional<push_event::kind> kind_of(std::string_view word)
 {
@@ -22,11 +22,8 @@ std::optional<push_event::kind> kind_of(std::string_view word)
 }
 
 // The push made of nodes[first, last), the first of which is at depth 0, if it is one we act on.
-std::optional<push_event> parse_one(
-   std::vector<node> const& nodes,
-   std::size_t first,
-   std::size_t last,
-   std::string_view marker)
+std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t first,
+                                    std::size_t last, std::string_view marker)
 {
    auto const& head = nodes[first];
    if (!is_aggregate(head.data_type) || head.aggregate_size < 2 || last - first < 3)
@@ -34,7 +31,8 @@ std::optional<push_event> parse_one(
    auto const& word = nodes[first + 1];
    auto const& channel = nodes[first + 2];
    // Both must be plain strings right under the head; a nested aggregate is not ours.
-   if (word.depth != 1 || channel.depth != 1 || is_aggregate(word.data_type) || is_aggregate(channel.data_type))
+   if (word.depth != 1 || channel.depth != 1 || is_aggregate(word.data_type) ||
+       is_aggregate(channel.data_type))
       return std::nullopt;
    auto const k = kind_of(word.value);
    if (!k)

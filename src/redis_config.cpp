@@ -3,7 +3,8 @@
 
 namespace locksmith::detail {
 
-boost::redis::config make_redis_config(node_url const& url, config const& cfg, std::string const& client_name)
+boost::redis::config make_redis_config(node_url const& url, config const& cfg,
+                                       std::string const& client_name)
 {
    boost::redis::config rc;
    rc.addr = {url.host, url.port};

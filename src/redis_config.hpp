@@ -14,7 +14,8 @@
 namespace locksmith::detail {
 
 /// `client_name` is what CLIENT LIST shows for the connection.
-boost::redis::config make_redis_config(node_url const& url, config const& cfg, std::string const& client_name = "locksmith");
+boost::redis::config make_redis_config(node_url const& url, config const& cfg,
+                                       std::string const& client_name = "locksmith");
 
 }  // namespace locksmith::detail
 

@@ -12,12 +12,8 @@
 namespace locksmith::detail {
 namespace asio = boost::asio;
 
-void release_where_taken(
-   client_context& ctx,
-   std::string const& name,
-   std::string const& token,
-   fanout_result const& r,
-   std::chrono::steady_clock::time_point until)
+void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
+                         fanout_result const& r, std::chrono::steady_clock::time_point until)
 {
    auto const may_hold = may_hold_key(r, ctx.nodes.size());
    std::vector<std::shared_ptr<node>> targets;
@@ -25,11 +21,13 @@ void release_where_taken(
       if (may_hold[i])
          targets.push_back(ctx.nodes[i]);
    if (!targets.empty())
-      start_fanout(ctx.ex, targets, release_call(ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
-                   [](error_code, fanout_result) { }, persistence{until, ctx.work, {}});
+      start_fanout(
+         ctx.ex, targets, release_call(ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
+         [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 
-asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag)
+asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st,
+                                          report* diag)
 {
    using status = lease_state::status;
    if (!st || (st->st != status::held && st->st != status::lost))
@@ -41,10 +39,11 @@ asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<l
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
    // Owned until every node answered, or the key has expired by itself. (A named local: GCC 12
    // destroys a temporary with a destructor twice when it stands in a co_await expression.)
-   auto keep = std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work, st->may_hold}};
+   auto keep =
+      std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work, st->may_hold}};
    auto const call = release_call(ctx.cfg.prefix, st->name, st->token);
-   auto [ec, r] = co_await async_fanout(
-      ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout, asio::as_tuple(asio::use_awaitable), std::move(keep));
+   auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
+                                        asio::as_tuple(asio::use_awaitable), std::move(keep));
    // Only now may the next local waiter try: sooner, it would race its own release.
    st->leave_slot();
    describe(r, ctx.nodes, diag);

@@ -22,18 +22,15 @@ namespace locksmith::detail {
 /// Sends release to every node that may hold the attempt's key (may_hold_key), after a lost
 /// attempt, a cancelled one, or a won one whose validity ran out. Owned until each node answered
 /// or `until` (when the key expires by itself) has passed.
-void release_where_taken(
-   client_context& ctx,
-   std::string const& name,
-   std::string const& token,
-   fanout_result const& r,
-   std::chrono::steady_clock::time_point until);
+void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
+                         fanout_result const& r, std::chrono::steady_clock::time_point until);
 
 /// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
 /// released; else the release's verdict. Sent to every node; owned where the key may be
 /// (lease_state::may_hold). The name passes to the next local waiter only once the release has
 /// been answered.
-boost::asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag);
+boost::asio::awaitable<error_code> release_lease(client_context& ctx,
+                                                 std::shared_ptr<lease_state> st, report* diag);
 
 }  // namespace locksmith::detail
 

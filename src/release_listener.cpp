@@ -7,18 +7,14 @@
 
 namespace locksmith::detail {
 
-release_listener::release_listener(
-   boost::asio::any_io_executor ex,
-   std::size_t nodes,
-   links l,
-   std::chrono::milliseconds linger,
-   std::size_t max_lingering)
-: nodes_{nodes}
-, links_{std::move(l)}
-, linger_{linger}
-, max_lingering_{max_lingering}
-, sweep_timer_{std::move(ex)}
-{ }
+release_listener::release_listener(boost::asio::any_io_executor ex, std::size_t nodes, links l,
+                                   std::chrono::milliseconds linger, std::size_t max_lingering)
+    : nodes_{nodes}
+    , links_{std::move(l)}
+    , linger_{linger}
+    , max_lingering_{max_lingering}
+    , sweep_timer_{std::move(ex)}
+{}
 
 release_listener::channel_state& release_listener::state(std::string const& channel)
 {
@@ -91,20 +87,20 @@ void release_listener::arm_sweep(std::chrono::steady_clock::time_point at) noexc
       return;
    sweep_armed_ = true;
    sweep_timer_.expires_at(at);
-   sweep_timer_.async_wait([this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
-      if (alive.expired() || ec)
-         return;
-      sweep(true);
-   });
+   sweep_timer_.async_wait(
+      [this, alive = std::weak_ptr<bool>(alive_)](boost::system::error_code ec) {
+         if (alive.expired() || ec)
+            return;
+         sweep(true);
+      });
 }
 
 bool release_listener::confirmed(channel_state const& ch) const noexcept
 {
    if (ch.refs == 0)
       return false;
-   auto const n = std::count_if(ch.nodes.begin(), ch.nodes.end(), [](on_node const& x) {
-      return x.active && x.pending == 0;
-   });
+   auto const n = std::count_if(ch.nodes.begin(), ch.nodes.end(),
+                                [](on_node const& x) { return x.active && x.pending == 0; });
    return static_cast<std::size_t>(n) >= quorum_of(nodes_);
 }
 
@@ -125,7 +121,8 @@ void release_listener::add_sleeper(std::string const& channel, boost::asio::stea
    state(channel).sleepers.push_back(t);
 }
 
-void release_listener::remove_sleeper(std::string const& channel, boost::asio::steady_timer* t) noexcept
+void release_listener::remove_sleeper(std::string const& channel,
+                                      boost::asio::steady_timer* t) noexcept
 {
    auto it = channels_.find(channel);
    if (it == channels_.end())
@@ -145,7 +142,8 @@ void release_listener::bump(channel_state& ch) noexcept
 void release_listener::forget_if_idle(channel_map::iterator it) noexcept
 {
    auto const& ch = it->second;
-   bool const settled = std::all_of(ch.nodes.begin(), ch.nodes.end(), [](on_node const& x) { return x.pending == 0; });
+   bool const settled = std::all_of(ch.nodes.begin(), ch.nodes.end(),
+                                    [](on_node const& x) { return x.pending == 0; });
    if (ch.refs == 0 && !ch.idle_since && ch.sleepers.empty() && settled)
       channels_.erase(it);
 }

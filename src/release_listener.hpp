@@ -34,12 +34,9 @@ public:
    /// A channel nobody refers to stays subscribed for `linger` (zero: unsubscribed at once), so
    /// that a name contended again soon needs no new SUBSCRIBE and no wait for its confirmation;
    /// at most `max_lingering` channels linger at once, the oldest going first.
-   release_listener(
-      boost::asio::any_io_executor ex,
-      std::size_t nodes,
-      links l,
-      std::chrono::milliseconds linger = std::chrono::milliseconds{0},
-      std::size_t max_lingering = 1024);
+   release_listener(boost::asio::any_io_executor ex, std::size_t nodes, links l,
+                    std::chrono::milliseconds linger = std::chrono::milliseconds{0},
+                    std::size_t max_lingering = 1024);
 
    /// Takes a reference on the channel; the first one subscribes on every node, unless the
    /// channel still lingers subscribed.
@@ -94,7 +91,10 @@ private:
    };
    struct string_hash {
       using is_transparent = void;
-      std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+      std::size_t operator()(std::string_view s) const noexcept
+      {
+         return std::hash<std::string_view>{}(s);
+      }
    };
    using channel_map = std::unordered_map<std::string, channel_state, string_hash, std::equal_to<>>;
 

@@ -127,10 +127,17 @@ error_code parse_ownership(boost::redis::generic_response const& r, ownership& o
    if (nodes.size() != 1 || !is_integer(nodes[0], v))
       return error::unexpected_reply;
    switch (v) {
-      case 1: out = ownership::done; return {};
-      case 0: out = ownership::not_owner; return {};
-      case -1: out = ownership::expired; return {};
-      default: return error::unexpected_reply;
+   case 1:
+      out = ownership::done;
+      return {};
+   case 0:
+      out = ownership::not_owner;
+      return {};
+   case -1:
+      out = ownership::expired;
+      return {};
+   default:
+      return error::unexpected_reply;
    }
 }
 

@@ -25,17 +25,18 @@ error_code code_of(std::exception_ptr e);
 /// handler's cancellation slot reaches the coroutine, and its executor runs the completion;
 /// co_spawn never completes inline.
 template <class T, class Handler, class Complete>
-void spawn(boost::asio::any_io_executor const& ex, boost::asio::awaitable<T> body, Handler h, Complete complete)
+void spawn(boost::asio::any_io_executor const& ex, boost::asio::awaitable<T> body, Handler h,
+           Complete complete)
 {
    namespace asio = boost::asio;
    auto slot = asio::get_associated_cancellation_slot(h);
    auto hex = asio::get_associated_executor(h, ex);
-   asio::co_spawn(
-      ex, std::move(body),
-      asio::bind_cancellation_slot(
-         slot, asio::bind_executor(hex, [h = std::move(h), complete](std::exception_ptr e, T r) mutable {
-            complete(std::move(h), e, std::move(r));
-         })));
+   asio::co_spawn(ex, std::move(body),
+                  asio::bind_cancellation_slot(
+                     slot, asio::bind_executor(
+                              hex, [h = std::move(h), complete](std::exception_ptr e, T r) mutable {
+                                 complete(std::move(h), e, std::move(r));
+                              })));
 }
 
 }  // namespace locksmith::detail

@@ -18,7 +18,7 @@ namespace {
 // What the info callback needs, kept in the SSL_CTX's own ex_data slot (asio uses app_data for
 // its verify callback), and freed with the SSL_CTX.
 struct handshake_probe {
-   std::string sni; // empty: send none
+   std::string sni;  // empty: send none
    std::shared_ptr<link_health> health;
 };
 
@@ -37,7 +37,7 @@ int probe_index()
 // certificate is worth naming.
 std::string alert_text(int ret)
 {
-   constexpr int certificate_required = 116; // RFC 8446, 6.2
+   constexpr int certificate_required = 116;  // RFC 8446, 6.2
    if ((ret & 0xff) == certificate_required)
       return "certificate required";
    return SSL_alert_desc_string_long(ret);
@@ -50,7 +50,7 @@ std::string alert_text(int ret)
 void on_info(SSL const* ssl, int where, int ret)
 {
    auto* probe =
-       static_cast<handshake_probe*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), probe_index()));
+      static_cast<handshake_probe*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), probe_index()));
    if (!probe)
       return;
    if ((where & SSL_CB_HANDSHAKE_START) && !probe->sni.empty() &&
@@ -93,17 +93,17 @@ void verify_server(asio::ssl::context& ctx, node_url const& url, tls_options con
    ctx.set_verify_mode(asio::ssl::verify_peer);
    // Keeps OpenSSL's verdict, and the first reason of a failed verification for the report.
    ctx.set_verify_callback(
-       [health = probe.health](bool preverified, asio::ssl::verify_context& vc) {
-          if (!preverified) {
-             X509_STORE_CTX* c = vc.native_handle();
-             health->on_tls_problem(std::string{"certificate verify failed: "} +
-                                    X509_verify_cert_error_string(X509_STORE_CTX_get_error(c)) +
-                                    " (depth " + std::to_string(X509_STORE_CTX_get_error_depth(c)) +
-                                    ", subject " + subject_of(X509_STORE_CTX_get_current_cert(c)) +
-                                    ")");
-          }
-          return preverified;
-       });
+      [health = probe.health](bool preverified, asio::ssl::verify_context& vc) {
+         if (!preverified) {
+            X509_STORE_CTX* c = vc.native_handle();
+            health->on_tls_problem(std::string{"certificate verify failed: "} +
+                                   X509_verify_cert_error_string(X509_STORE_CTX_get_error(c)) +
+                                   " (depth " + std::to_string(X509_STORE_CTX_get_error_depth(c)) +
+                                   ", subject " + subject_of(X509_STORE_CTX_get_current_cert(c)) +
+                                   ")");
+         }
+         return preverified;
+      });
 }
 
 // Loads a file, or tells `health` why it could not (every handshake would fail).
@@ -117,14 +117,14 @@ bool load(std::string const& what, std::string const& file, link_health& health,
    return !ec;
 }
 
-} // namespace
+}  // namespace
 
 asio::ssl::context make_tls_context(node_url const& url, tls_options const& tls,
                                     std::shared_ptr<link_health> const& health)
 {
    asio::ssl::context ctx{asio::ssl::context::tls_client};
    if (!url.tls)
-      return ctx; // unused: Boost.Redis needs one anyway
+      return ctx;  // unused: Boost.Redis needs one anyway
    SSL_CTX_set_min_proto_version(ctx.native_handle(), TLS1_2_VERSION);
    auto probe = std::make_unique<handshake_probe>(handshake_probe{{}, health});
    verify_server(ctx, url, tls, *probe);
@@ -143,9 +143,9 @@ asio::ssl::context make_tls_context(node_url const& url, tls_options const& tls,
       });
    }
    if (SSL_CTX_set_ex_data(ctx.native_handle(), probe_index(), probe.get()) == 1)
-      probe.release(); // owned by the SSL_CTX now, freed by free_probe
+      probe.release();  // owned by the SSL_CTX now, freed by free_probe
    SSL_CTX_set_info_callback(ctx.native_handle(), &on_info);
    return ctx;
 }
 
-} // namespace locksmith::detail
+}  // namespace locksmith::detail

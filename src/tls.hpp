@@ -26,6 +26,6 @@ namespace locksmith::detail {
 boost::asio::ssl::context make_tls_context(node_url const& url, tls_options const& tls,
                                            std::shared_ptr<link_health> const& health);
 
-} // namespace locksmith::detail
+}  // namespace locksmith::detail
 
 #endif

@@ -23,9 +23,8 @@ error_code validate_ttl(std::chrono::milliseconds ttl) noexcept
    return {};
 }
 
-error_code validate_drift(
-   std::chrono::milliseconds ttl,
-   std::optional<std::chrono::milliseconds> drift) noexcept
+error_code validate_drift(std::chrono::milliseconds ttl,
+                          std::optional<std::chrono::milliseconds> drift) noexcept
 {
    // With the default drift, a TTL of 2 ms or less would leave no validity at all.
    auto const d = drift.value_or(default_drift(ttl));
@@ -34,10 +33,9 @@ error_code validate_drift(
    return {};
 }
 
-std::chrono::milliseconds renewal_room(
-   std::chrono::milliseconds ttl,
-   std::optional<std::chrono::milliseconds> drift,
-   std::chrono::milliseconds node_timeout) noexcept
+std::chrono::milliseconds renewal_room(std::chrono::milliseconds ttl,
+                                       std::optional<std::chrono::milliseconds> drift,
+                                       std::chrono::milliseconds node_timeout) noexcept
 {
    // The watchdog's schedule, from the start of the lease: valid_until = ttl - drift, the loss at
    // valid_until - node_timeout - loss_margin, the first renewal at ttl / 3 (whole ms, as
@@ -45,10 +43,8 @@ std::chrono::milliseconds renewal_room(
    return ttl - ttl / 3 - drift.value_or(default_drift(ttl)) - 2 * node_timeout;
 }
 
-error_code validate_options(
-   std::string_view name,
-   lock_options const& opts,
-   std::chrono::milliseconds node_timeout) noexcept
+error_code validate_options(std::string_view name, lock_options const& opts,
+                            std::chrono::milliseconds node_timeout) noexcept
 {
    if (auto ec = validate_name(name))
       return ec;
@@ -78,9 +74,10 @@ error_code validate_config(config const& cfg)
          return error::invalid_argument;
    if (cfg.prefix.find_first_of("{}") != std::string::npos)
       return error::invalid_argument;
-   if (cfg.node_timeout.count() <= 0 || cfg.node_timeout > std::chrono::hours{1} || cfg.reconnect_wait.count() < 0 ||
-       cfg.health_check_interval.count() < 0 || cfg.subscription_linger.count() < 0 ||
-       cfg.close_timeout.count() < 0 || (cfg.restart_quarantine && cfg.restart_quarantine->count() < 0))
+   if (cfg.node_timeout.count() <= 0 || cfg.node_timeout > std::chrono::hours{1} ||
+       cfg.reconnect_wait.count() < 0 || cfg.health_check_interval.count() < 0 ||
+       cfg.subscription_linger.count() < 0 || cfg.close_timeout.count() < 0 ||
+       (cfg.restart_quarantine && cfg.restart_quarantine->count() < 0))
       return error::invalid_argument;
    // A certificate without its key, or a key without its certificate, cannot be presented.
    if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty())

@@ -38,9 +38,10 @@ error_code ownership_result(fanout_result const& r)
       return {};
    auto const n = r.nodes.size();
    if (r.count(vote::no) > n - quorum_of(n)) {
-      auto const other_owner = std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& x) {
-         return x.v == vote::no && x.own == ownership::not_owner;
-      });
+      auto const other_owner =
+         std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& x) {
+            return x.v == vote::no && x.own == ownership::not_owner;
+         });
       return other_owner ? error::not_owner : error::lease_expired;
    }
    if (auto ec = lasting_failure(r))
@@ -54,7 +55,8 @@ milliseconds shortest_pttl(fanout_result const& r)
 {
    auto best = milliseconds{-1};
    for (auto const& n : r.nodes)
-      if (n.v == vote::no && n.acquire.pttl.count() >= 0 && (best.count() < 0 || n.acquire.pttl < best))
+      if (n.v == vote::no && n.acquire.pttl.count() >= 0 &&
+          (best.count() < 0 || n.acquire.pttl < best))
          best = n.acquire.pttl;
    return best;
 }

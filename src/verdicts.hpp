@@ -46,7 +46,8 @@ std::uint64_t highest_fence(fanout_result const& r);
 std::vector<bool> may_hold_key(fanout_result const& r, std::size_t nodes);
 
 /// Adds the attempt's per-node results to the caller's report, if any.
-void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag);
+void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes,
+              report* diag);
 
 }  // namespace locksmith::detail
 

@@ -25,11 +25,8 @@ asio::awaitable<void> expire(std::shared_ptr<lease_state> st)
    }
 }
 
-asio::awaitable<void> watch(
-   std::weak_ptr<client_core> weak,
-   std::shared_ptr<lease_state> st,
-   milliseconds max_hold,
-   milliseconds loss_margin)
+asio::awaitable<void> watch(std::weak_ptr<client_core> weak, std::shared_ptr<lease_state> st,
+                            milliseconds max_hold, milliseconds loss_margin)
 {
    using status = lease_state::status;
    using clock = lease_state::clock;
@@ -37,7 +34,8 @@ asio::awaitable<void> watch(
    bool failing = false;
    // The lease's facts as they are now: an extend moves renewed_at, valid_until and ttl.
    auto facts = [&](milliseconds node_timeout) {
-      return renewal_facts{st->renewed_at, st->valid_until, cap, st->ttl, node_timeout, loss_margin, failing};
+      return renewal_facts{st->renewed_at, st->valid_until, cap,    st->ttl,
+                           node_timeout,   loss_margin,     failing};
    };
    while (st->st == status::held) {
       auto core = weak.lock();

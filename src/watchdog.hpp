@@ -18,11 +18,9 @@ namespace locksmith::detail {
 /// lease lost when its validity (minus one node timeout and the loss margin) runs out first,
 /// when the key is found taken or gone, or when `max_hold` is reached. Holds the core only
 /// weakly: renewal ends with the client.
-boost::asio::awaitable<void> watch(
-   std::weak_ptr<client_core> core,
-   std::shared_ptr<lease_state> st,
-   std::chrono::milliseconds max_hold,
-   std::chrono::milliseconds loss_margin);
+boost::asio::awaitable<void> watch(std::weak_ptr<client_core> core, std::shared_ptr<lease_state> st,
+                                   std::chrono::milliseconds max_hold,
+                                   std::chrono::milliseconds loss_margin);
 
 /// For a lease that is not renewed: frees the name in this process once the lease expires
 /// (later if it is extended meanwhile), so that local waiters may go on to Redis.

@@ -21,8 +21,8 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // What the body's run and the loss watcher share; they may outlive the operation's frame.
 struct body_run {
    explicit body_run(asio::any_io_executor ex)
-   : finished{std::move(ex), std::chrono::steady_clock::time_point::max()}
-   { }
+       : finished{std::move(ex), std::chrono::steady_clock::time_point::max()}
+   {}
 
    asio::cancellation_signal stop;
    asio::steady_timer finished;  // never expires; cancelled when the body is done
@@ -34,11 +34,12 @@ struct body_run {
 asio::awaitable<void> run_body(lease& l, body_fn& body, std::shared_ptr<body_run> run)
 {
    auto const ex = co_await asio::this_coro::executor;
-   asio::co_spawn(ex, body(l), asio::bind_cancellation_slot(run->stop.slot(), [run](std::exception_ptr e) {
-      run->done = true;
-      run->thrown = e;
-      run->finished.cancel();
-   }));
+   asio::co_spawn(ex, body(l),
+                  asio::bind_cancellation_slot(run->stop.slot(), [run](std::exception_ptr e) {
+                     run->done = true;
+                     run->thrown = e;
+                     run->finished.cancel();
+                  }));
    // A lost lease stops the body at once: terminal cancellation, well before valid_until().
    l.async_wait_lost(asio::bind_executor(ex, [run](error_code ec) {
       if (!ec && !run->done)
@@ -51,7 +52,8 @@ asio::awaitable<void> run_body(lease& l, body_fn& body, std::shared_ptr<body_run
       // Our caller cancelled: pass it on, and keep waiting for the body to finish.
       auto const type = (co_await asio::this_coro::cancellation_state).cancelled();
       co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-      run->stop.emit(type == asio::cancellation_type::none ? asio::cancellation_type::terminal : type);
+      run->stop.emit(type == asio::cancellation_type::none ? asio::cancellation_type::terminal
+                                                           : type);
    }
 }
 
@@ -77,14 +79,11 @@ asio::awaitable<error_code> with_lock(client& c, std::string name, lock_options 
 
 }  // namespace
 
-void async_with_lock_impl(
-   client& c,
-   std::string name,
-   lock_options opts,
-   body_fn body,
-   asio::any_completion_handler<void(error_code)> h)
+void async_with_lock_impl(client& c, std::string name, lock_options opts, body_fn body,
+                          asio::any_completion_handler<void(error_code)> h)
 {
-   spawn(c.get_executor(), with_lock(c, std::move(name), std::move(opts), std::move(body)), std::move(h),
+   spawn(c.get_executor(), with_lock(c, std::move(name), std::move(opts), std::move(body)),
+         std::move(h),
          [](auto h, std::exception_ptr e, error_code ec) { std::move(h)(e ? code_of(e) : ec); });
 }
 

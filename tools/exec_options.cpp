@@ -89,39 +89,45 @@ std::chrono::milliseconds duration_arg(char const* option, std::string const& te
                      "': expected an integer and a unit, ms, s, m or h (e.g. 30s)"};
 }
 
+// A duration option that shows its default in --help.
+void add_duration(CLI::App& exec, std::string const& name, std::string& value,
+                  std::string const& help)
+{
+   exec.add_option(name, value, help)->type_name("DURATION")->capture_default_str();
+}
+
 void add_lock_options(CLI::App& exec, exec_args& a)
 {
-   exec.add_option("--redis", a.nodes,
-                   "A Redis node; repeat for RedLock (default redis://127.0.0.1:6379)")
+   exec
+      .add_option("--redis", a.nodes,
+                  "A Redis node; repeat for RedLock (default redis://127.0.0.1:6379)")
       ->type_name("URL")
       ->allow_extra_args(false);
    exec.add_option("--key", a.key, "Name of the lock (the Redis key is locksmith:{K})")
       ->type_name("K")
       ->required();
-   exec.add_option("--ttl", a.ttl,
-                   "Lifetime of the lock key, at most 24h; renewed every ttl/3 while CMD runs")
-      ->type_name("DURATION")
-      ->capture_default_str();
-   exec.add_option("--wait", a.wait, "How long to wait for the lock; 0ms: try once")
-      ->type_name("DURATION")
-      ->capture_default_str();
-   exec.add_option("--strategy", a.strategy,
-                   "subscribe: wake on the holder's release; spin: retry every 100-200ms")
+   add_duration(exec, "--ttl", a.ttl,
+                "Lifetime of the lock key, at most 24h; renewed every ttl/3 while CMD runs");
+   add_duration(exec, "--wait", a.wait, "How long to wait for the lock; 0ms: try once");
+   exec
+      .add_option("--strategy", a.strategy,
+                  "subscribe: wake on the holder's release; spin: retry every 100-200ms")
       ->type_name("NAME")
       ->check(CLI::IsMember({"spin", "subscribe"}))
       ->capture_default_str();
-   exec.add_option("--node-timeout", a.node_timeout, "How long one Redis node may take to answer")
-      ->type_name("DURATION")
-      ->capture_default_str();
+   add_duration(exec, "--node-timeout", a.node_timeout,
+                "How long one Redis node may take to answer");
 }
 
 void add_tls_options(CLI::App& exec, exec_args& a)
 {
-   exec.add_option("--tls-ca", a.tls_ca,
-                   "rediss://: PEM file of the CAs to trust (default: the system's store)")
+   exec
+      .add_option("--tls-ca", a.tls_ca,
+                  "rediss://: PEM file of the CAs to trust (default: the system's store)")
       ->type_name("FILE");
-   exec.add_option("--tls-cert", a.tls_cert,
-                   "rediss://: PEM file of the client certificate (mutual TLS); needs --tls-key")
+   exec
+      .add_option("--tls-cert", a.tls_cert,
+                  "rediss://: PEM file of the client certificate (mutual TLS); needs --tls-key")
       ->type_name("FILE");
    exec.add_option("--tls-key", a.tls_key, "rediss://: PEM file of the client certificate's key")
       ->type_name("FILE");
@@ -132,13 +138,15 @@ void add_exec_options(CLI::App& exec, exec_args& a)
    exec.positionals_at_end();  // everything from CMD on belongs to CMD, even without "--"
    add_lock_options(exec, a);
    add_tls_options(exec, a);
-   exec.add_option("--grace", a.grace,
-                   "Lease lost: time from SIGTERM to SIGKILL of CMD, at most 24h; "
-                   "0ms: SIGKILL at once; default 1s, less for a short --ttl (see below)")
+   exec
+      .add_option("--grace", a.grace,
+                  "Lease lost: time from SIGTERM to SIGKILL of CMD, at most 24h; "
+                  "0ms: SIGKILL at once; default 1s, less for a short --ttl (see below)")
       ->type_name("DURATION");
-   exec.add_option("--max-hold", a.max_hold,
-                   "Hold the lock at most this long: then let it go and stop CMD (exit 76); "
-                   "default: no limit")
+   exec
+      .add_option("--max-hold", a.max_hold,
+                  "Hold the lock at most this long: then let it go and stop CMD (exit 76); "
+                  "default: no limit")
       ->type_name("DURATION");
    exec.add_option("CMD", a.command, "The command to run under the lock, after \"--\"")
       ->type_name("ARGS")
@@ -205,7 +213,7 @@ exec_settings to_settings(exec_args& a)
    // The loss is declared early enough for CMD's grace period to end before the key expires.
    if (grace >= ttl)
       throw usage_error{"--grace must be below --ttl"};
-   if (a.grace && grace >= room) // the default is below it by construction
+   if (a.grace && grace >= room)  // the default is below it by construction
       throw usage_error{"--grace " + *a.grace + " leaves --ttl " + a.ttl + " no room to renew: " +
                         "it must be below " + std::to_string(room.count()) + "ms"};
    locksmith::lock_options opts{.ttl = ttl,

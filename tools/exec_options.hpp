@@ -41,9 +41,9 @@ struct exec_args {
    std::string node_timeout = "50ms";
    std::string strategy = "subscribe";
    std::optional<std::string> grace;  // empty: default_grace()
-   std::string max_hold;  // empty: no cap
-   std::string tls_ca;    // empty: the system's trust store
-   std::string tls_cert;  // empty: no client certificate
+   std::string max_hold;              // empty: no cap
+   std::string tls_ca;                // empty: the system's trust store
+   std::string tls_cert;              // empty: no client certificate
    std::string tls_key;
    std::vector<std::string> command;
 };

@@ -78,7 +78,10 @@ using namespace std::chrono_literals;
 struct session {
    enum class phase { locking, running, finishing };
 
-   explicit session(asio::io_context& ioc) : signals{ioc, SIGINT, SIGTERM, SIGHUP}, grace{ioc} { }
+   explicit session(asio::io_context& ioc)
+       : signals{ioc, SIGINT, SIGTERM, SIGHUP}
+       , grace{ioc}
+   {}
 
    asio::signal_set signals;
    asio::cancellation_signal stop_locking;
@@ -87,7 +90,7 @@ struct session {
    phase now = phase::locking;
    int caught = 0;  // the signal that stopped the wait for the lock
    pid_t child = -1;
-   bool lease_lost = false;  // lost while CMD ran: exit 76
+   bool lease_lost = false;                        // lost while CMD ran: exit 76
    std::optional<std::vector<int>> inherited_fds;  // what CMD inherits besides stdin/out/err
    int exit_code = ex_software;
 };
@@ -188,7 +191,8 @@ asio::awaitable<int> run_command(session& s, exec_args const& a, locksmith::leas
    co_return code;
 }
 
-asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_args const& a, exec_settings const& set)
+asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_args const& a,
+                                  exec_settings const& set)
 {
    // A signal during the wait cancels it; the library then releases what the attempt may have set.
    locksmith::report diag;

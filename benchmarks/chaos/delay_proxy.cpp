@@ -34,17 +34,16 @@ constexpr auto tuple = asio::as_tuple(asio::use_awaitable);
 
 struct chunk {
    clock_type::time_point due;
-   std::vector<char> bytes; // empty: the side it came from closed
+   std::vector<char> bytes;  // empty: the side it came from closed
 };
 
 // One direction of a connection: what was read from one side and not yet written to the other.
 struct lane {
    explicit lane(asio::any_io_executor const& ex)
        : wake{ex}
-   {
-   }
+   {}
    std::deque<chunk> queue;
-   asio::steady_timer wake; // the writer sleeps on it until the front is due, or a chunk comes
+   asio::steady_timer wake;  // the writer sleeps on it until the front is due, or a chunk comes
 };
 
 struct session {
@@ -54,8 +53,7 @@ struct session {
        , to_up{down.get_executor()}
        , to_down{down.get_executor()}
        , delay_us{delay}
-   {
-   }
+   {}
 
    void close()
    {
@@ -69,7 +67,7 @@ struct session {
       to_down.wake.cancel();
    }
 
-   tcp::socket down, up; // the client's side, the node's side
+   tcp::socket down, up;  // the client's side, the node's side
    lane to_up, to_down;
    std::atomic<std::int64_t> const& delay_us;
    bool closed = false;
@@ -84,7 +82,7 @@ asio::awaitable<void> read_side(std::shared_ptr<session> s, tcp::socket& from, l
          co_return;
       auto const due = clock_type::now() + std::chrono::microseconds{s->delay_us.load()};
       if (out.queue.empty())
-         out.wake.cancel(); // the writer sleeps until a chunk comes
+         out.wake.cancel();  // the writer sleeps until a chunk comes
       out.queue.push_back(chunk{due, std::vector<char>(buf.data(), buf.data() + (ec ? 0 : n))});
       if (ec)
          co_return;
@@ -97,11 +95,11 @@ asio::awaitable<void> write_side(std::shared_ptr<session> s, lane& in, tcp::sock
       if (in.queue.empty() || in.queue.front().due > clock_type::now()) {
          in.wake.expires_at(in.queue.empty() ? clock_type::time_point::max()
                                              : in.queue.front().due);
-         co_await in.wake.async_wait(tuple); // expired, or woken by a chunk
+         co_await in.wake.async_wait(tuple);  // expired, or woken by a chunk
          continue;
       }
       if (in.queue.front().bytes.empty())
-         break; // the other side closed: close this one too, after what came before
+         break;  // the other side closed: close this one too, after what came before
       auto [ec, n] = co_await asio::async_write(to, asio::buffer(in.queue.front().bytes), tuple);
       if (ec)
          break;
@@ -119,7 +117,7 @@ asio::awaitable<void> serve(tcp::socket down, tcp::endpoint upstream,
    tcp::socket up{ex, tcp::v4(), ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
    auto [ec] = co_await up.async_connect(upstream, tuple);
    if (ec)
-      co_return; // the node refused (it is being restarted): the client sees its connection close
+      co_return;  // the node refused (it is being restarted): the client sees its connection close
    error_code ignored;
    down.set_option(tcp::no_delay{true}, ignored);
    up.set_option(tcp::no_delay{true}, ignored);
@@ -165,17 +163,17 @@ int listen_on_loopback(int& port)
    return fd;
 }
 
-} // namespace
+}  // namespace
 
 struct delay_proxies::impl {
    struct proxy {
-      int listen_fd = -1; // until start() gives it to an acceptor
+      int listen_fd = -1;  // until start() gives it to an acceptor
       tcp::endpoint upstream;
       std::atomic<std::int64_t> delay_us{0};
    };
    std::vector<std::unique_ptr<proxy>> proxies;
-   std::unique_ptr<asio::io_context> ioc; // made by start(), after the forks
-   std::vector<tcp::acceptor> acceptors;  // declared after ioc: they go first
+   std::unique_ptr<asio::io_context> ioc;  // made by start(), after the forks
+   std::vector<tcp::acceptor> acceptors;   // declared after ioc: they go first
    std::thread thread;
 };
 
@@ -206,7 +204,7 @@ void delay_proxies::start()
    impl_->acceptors.reserve(impl_->proxies.size());
    for (auto& p : impl_->proxies) {
       auto& acc =
-          impl_->acceptors.emplace_back(*impl_->ioc, tcp::v4(), std::exchange(p->listen_fd, -1));
+         impl_->acceptors.emplace_back(*impl_->ioc, tcp::v4(), std::exchange(p->listen_fd, -1));
       asio::co_spawn(*impl_->ioc, accept_loop(acc, p->upstream, p->delay_us), asio::detached);
    }
    impl_->thread = std::thread{[&ioc = *impl_->ioc] { ioc.run(); }};
@@ -231,4 +229,4 @@ void delay_proxies::stop() noexcept
          ::close(std::exchange(p->listen_fd, -1));
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

@@ -50,6 +50,6 @@ private:
    std::vector<std::string> urls_;
 };
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

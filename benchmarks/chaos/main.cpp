@@ -50,14 +50,7 @@ using locksmith::bench::now_ns;
 using locksmith::bench::redis_process;
 using locksmith::bench::shared_block;
 
-enum class fault
-{
-   sigstop,
-   kill_normal,
-   kill_pubsub,
-   restart,
-   delay
-};
+enum class fault { sigstop, kill_normal, kill_pubsub, restart, delay };
 using fault_counts = std::array<long, 5>;
 
 volatile std::sig_atomic_t interrupted = 0;
@@ -70,13 +63,13 @@ void on_signal(int)
 // What a run sets up. Torn down in reverse on every path, so the network namespace goes too.
 struct harness {
    std::unique_ptr<netem_net> net;
-   std::string netem = "skipped: --no-delay"; // "on", or why not
+   std::string netem = "skipped: --no-delay";  // "on", or why not
    std::vector<std::unique_ptr<redis_process>> nodes;
    std::unique_ptr<redis_process> resource;
    std::unique_ptr<delay_proxies> proxies;
-   std::vector<std::string> worker_nodes; // where the workers reach the nodes and the resource
+   std::vector<std::string> worker_nodes;  // where the workers reach the nodes and the resource
    std::string worker_resource;
-   std::vector<pid_t> workers; // not reaped yet
+   std::vector<pid_t> workers;  // not reaped yet
 
    ~harness()
    {
@@ -104,7 +97,7 @@ void choose_delay(chaos_options const& o, harness& h)
    if (!o.delay)
       return;
    std::string why;
-   h.net = netem_net::open(o.nodes + 1, why); // one pair more for the resource, never delayed
+   h.net = netem_net::open(o.nodes + 1, why);  // one pair more for the resource, never delayed
    h.netem = h.net ? "on" : "skipped: " + why;
    if (!h.net)
       std::cerr << "locksmith-chaos: netem skipped (" << why
@@ -146,7 +139,7 @@ void fork_workers(chaos_options const& o, harness& h, shared_block& shm)
          if (h.net && !h.net->enter())
             ::_exit(3);
          ::_exit(
-             locksmith::bench::run_worker_process(o, h.worker_nodes, h.worker_resource, shm, p));
+            locksmith::bench::run_worker_process(o, h.worker_nodes, h.worker_resource, shm, p));
       }
       h.workers.push_back(pid);
    }
@@ -235,10 +228,10 @@ long reap_workers(chaos_options const& o, harness& h, shared_block& shm)
 long orphan_keys(std::string const& url)
 {
    auto const r =
-       blocking_command(url, {"EVAL",
-                              "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
-                              "if not string.find(k, ':fence$') then n = n + 1 end end return n",
-                              "0"});
+      blocking_command(url, {"EVAL",
+                             "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
+                             "if not string.find(k, ':fence$') then n = n + 1 end end return n",
+                             "0"});
    return r ? std::stol(*r) : -1;
 }
 
@@ -259,7 +252,7 @@ long overlaps_near_restart(chaos_options const& o, shared_block const& shm)
 {
    long near_restart = 0;
    auto const reach =
-       std::chrono::nanoseconds{std::chrono::milliseconds{o.ttl_ms + o.quarantine_ms}}.count();
+      std::chrono::nanoseconds{std::chrono::milliseconds{o.ttl_ms + o.quarantine_ms}}.count();
    auto const overlaps = std::min(shm.overlap_count.load(), max_stamps);
    auto const restarts = std::min(shm.restart_count.load(), max_stamps);
    for (std::size_t i = 0; i < overlaps; ++i)
@@ -291,23 +284,23 @@ bool report(chaos_options const& o, harness const& h, shared_block const& shm, o
    long const without_restart = shm.overlaps - r.near_restart;
    auto const& f = r.faults;
    std::printf(
-       "{\"scenario\":\"chaos\",\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,\"names\":%d,"
-       "\"seconds\":%.1f,"
-       "\"cycles\":%ld,\"cycles_per_s\":%.0f,\"overlaps\":%ld,\"overlaps_near_restart\":%ld,"
-       "\"overlaps_without_restart\":%ld,\"stale_writes_rejected\":%ld,\"leases_lost\":%ld,"
-       "\"min_loss_slack_us\":%ld,\"negative_loss_slack\":%ld,\"hangs\":%ld,\"lock_errors\":%ld,"
-       "\"unlock_errors\":%ld,\"resource_errors\":%ld,"
-       "\"orphan_keys\":%ld,\"leftover_subscriptions\":%ld,\"crashed_workers\":%ld,"
-       "\"faults\":{\"sigstop\":%ld,\"kill_normal\":%ld,\"kill_pubsub\":%ld,\"restart\":%ld,"
-       "\"delay\":%ld},"
-       "\"delay_via\":\"%s\",\"netem\":\"%s\"}\n",
-       o.nodes, o.processes, o.coroutines, o.names, r.seconds, shm.cycles.load(),
-       shm.cycles.load() / r.seconds, shm.overlaps.load(), r.near_restart, without_restart,
-       shm.stale_writes.load(), shm.leases_lost.load(),
-       shm.leases_lost.load() > 0 ? shm.min_loss_slack_us.load() : 0L,
-       shm.negative_loss_slack.load(), shm.hangs.load(), shm.lock_errors.load(),
-       shm.unlock_errors.load(), shm.resource_errors.load(), r.orphans, r.leftover, r.crashed, f[0],
-       f[1], f[2], f[3], f[4], h.delay_via(), json_text(h.netem).c_str());
+      "{\"scenario\":\"chaos\",\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,\"names\":%d,"
+      "\"seconds\":%.1f,"
+      "\"cycles\":%ld,\"cycles_per_s\":%.0f,\"overlaps\":%ld,\"overlaps_near_restart\":%ld,"
+      "\"overlaps_without_restart\":%ld,\"stale_writes_rejected\":%ld,\"leases_lost\":%ld,"
+      "\"min_loss_slack_us\":%ld,\"negative_loss_slack\":%ld,\"hangs\":%ld,\"lock_errors\":%ld,"
+      "\"unlock_errors\":%ld,\"resource_errors\":%ld,"
+      "\"orphan_keys\":%ld,\"leftover_subscriptions\":%ld,\"crashed_workers\":%ld,"
+      "\"faults\":{\"sigstop\":%ld,\"kill_normal\":%ld,\"kill_pubsub\":%ld,\"restart\":%ld,"
+      "\"delay\":%ld},"
+      "\"delay_via\":\"%s\",\"netem\":\"%s\"}\n",
+      o.nodes, o.processes, o.coroutines, o.names, r.seconds, shm.cycles.load(),
+      shm.cycles.load() / r.seconds, shm.overlaps.load(), r.near_restart, without_restart,
+      shm.stale_writes.load(), shm.leases_lost.load(),
+      shm.leases_lost.load() > 0 ? shm.min_loss_slack_us.load() : 0L,
+      shm.negative_loss_slack.load(), shm.hangs.load(), shm.lock_errors.load(),
+      shm.unlock_errors.load(), shm.resource_errors.load(), r.orphans, r.leftover, r.crashed, f[0],
+      f[1], f[2], f[3], f[4], h.delay_via(), json_text(h.netem).c_str());
    return without_restart > 0 || shm.negative_loss_slack > 0 || shm.hangs > 0 || r.orphans != 0 ||
           r.leftover != 0 || r.crashed > 0;
 }
@@ -317,18 +310,18 @@ int parse_options(int argc, char** argv, chaos_options& o)
 {
    std::string duration = "60s";
    CLI::App app{
-       "locksmith-chaos: mutual exclusion under random faults, on redis-servers of its own"};
+      "locksmith-chaos: mutual exclusion under random faults, on redis-servers of its own"};
    app.add_option("--nodes", o.nodes, "lock nodes to start (default 5)")->check(CLI::Range(1, 15));
    app.add_option("--processes", o.processes, "worker processes (default 4)")
-       ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 64));
    app.add_option("--coroutines", o.coroutines, "coroutines per process (default 8)")
-       ->check(CLI::Range(1, 256));
+      ->check(CLI::Range(1, 256));
    app.add_option("--names", o.names, "lock names (default 8)")->check(CLI::Range(1, 100000));
    app.add_option("--duration", duration, "how long to inject faults, e.g. 60s, 10m (default 60s)");
    app.add_option("--ttl-ms", o.ttl_ms, "lease TTL (default 2000; renewed by the watchdog)")
-       ->check(CLI::Range(200, 600000));
+      ->check(CLI::Range(200, 600000));
    app.add_option("--quarantine-ms", o.quarantine_ms, "config::restart_quarantine (default 3000)")
-       ->check(CLI::NonNegativeNumber);
+      ->check(CLI::NonNegativeNumber);
    app.add_flag("!--no-restarts", o.restarts, "no kill -9 and empty restarts");
    app.add_flag("!--no-delay", o.delay,
                 "no network delay (tc netem as root where the kernel has it, else a TCP proxy)");
@@ -367,7 +360,7 @@ outcome run(chaos_options const& o, harness& h, shared_block& shm)
    shm.stop = true;
    r.crashed = reap_workers(o, h, shm);
    if (h.proxies)
-      h.proxies->stop(); // the workers' connections to the nodes go before the nodes are checked
+      h.proxies->stop();  // the workers' connections to the nodes go before the nodes are checked
    for (auto const& n : h.nodes) {
       r.orphans += orphan_keys(n->url());
       r.leftover += subscribed_clients(n->url());
@@ -376,7 +369,7 @@ outcome run(chaos_options const& o, harness& h, shared_block& shm)
    return r;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {
@@ -384,7 +377,7 @@ int main(int argc, char** argv)
    if (int const status = parse_options(argc, argv, o); status >= 0)
       return status;
    auto* shm = static_cast<shared_block*>(::mmap(
-       nullptr, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+      nullptr, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
    if (shm == MAP_FAILED)
       return 2;
    new (shm) shared_block{};

@@ -40,7 +40,7 @@ std::string read_all(int fd)
    return text;
 }
 
-} // namespace
+}  // namespace
 
 command_output run_command(std::vector<std::string> const& argv)
 {
@@ -67,8 +67,7 @@ command_output run_command(std::vector<std::string> const& argv)
    command_output out{0, read_all(fds[0])};
    ::close(fds[0]);
    int status = 0;
-   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-   }
+   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
    out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
    return out;
 }
@@ -77,8 +76,7 @@ netem_net::netem_net(int pairs)
     : name_{"locksmith-chaos-" + std::to_string(::getpid())}
     , tag_{"lsc" + std::to_string(::getpid())}
     , pairs_{pairs}
-{
-}
+{}
 
 std::unique_ptr<netem_net> netem_net::open(int pairs, std::string& why)
 {
@@ -108,12 +106,12 @@ std::string netem_net::build()
       auto const n = static_cast<std::size_t>(i);
       auto const ns_address = "10.213." + std::to_string(i) + ".2/30";
       std::vector<std::string> const steps[] = {
-          {"ip", "link", "add", host_if(n), "type", "veth", "peer", "name", ns_if(n), "netns",
-           name_},
-          {"ip", "addr", "add", host_address(n) + "/30", "dev", host_if(n)},
-          {"ip", "link", "set", host_if(n), "up"},
-          {"ip", "-n", name_, "addr", "add", ns_address, "dev", ns_if(n)},
-          {"ip", "-n", name_, "link", "set", ns_if(n), "up"}};
+         {"ip", "link", "add", host_if(n), "type", "veth", "peer", "name", ns_if(n), "netns",
+          name_},
+         {"ip", "addr", "add", host_address(n) + "/30", "dev", host_if(n)},
+         {"ip", "link", "set", host_if(n), "up"},
+         {"ip", "-n", name_, "addr", "add", ns_address, "dev", ns_if(n)},
+         {"ip", "-n", name_, "link", "set", ns_if(n), "up"}};
       for (auto const& argv : steps)
          if (auto const r = run_command(argv); r.status != 0)
             return joined(argv) + ": " + r.text;
@@ -159,4 +157,4 @@ bool netem_net::set_delay(std::size_t i, std::chrono::microseconds d)
    return ok;
 }
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench

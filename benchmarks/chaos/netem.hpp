@@ -14,7 +14,7 @@ namespace locksmith::bench {
 
 /// What a command printed (stdout and stderr) and its exit status.
 struct command_output {
-   int status = 127; // 127: it could not be run
+   int status = 127;  // 127: it could not be run
    std::string text;
 };
 
@@ -46,7 +46,7 @@ public:
 
 private:
    explicit netem_net(int pairs);
-   std::string build(); // empty, or what failed
+   std::string build();  // empty, or what failed
    std::string host_if(std::size_t i) const { return tag_ + "h" + std::to_string(i); }
    std::string ns_if(std::size_t i) const { return tag_ + "n" + std::to_string(i); }
 
@@ -54,6 +54,6 @@ private:
    int pairs_;
 };
 
-} // namespace locksmith::bench
+}  // namespace locksmith::bench
 
 #endif

@@ -33,7 +33,8 @@ local last = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(ARGV[1]) > last then redis.call('SET', KEYS[1], ARGV[1]) return 1 end
 return 0)";
 
-asio::awaitable<long long> eval(redis::connection& conn, char const* script, std::string const& key, std::string arg = {})
+asio::awaitable<long long> eval(redis::connection& conn, char const* script, std::string const& key,
+                                std::string arg = {})
 {
    redis::request req;
    if (arg.empty())
@@ -54,8 +55,7 @@ void record_loss(shared_block& shm, clock_type::duration left)
    if (slack < 0)
       ++shm.negative_loss_slack;
    for (auto m = shm.min_loss_slack_us.load();
-        slack < m && !shm.min_loss_slack_us.compare_exchange_weak(m, slack);) {
-   }
+        slack < m && !shm.min_loss_slack_us.compare_exchange_weak(m, slack);) {}
 }
 
 // Watches one lease at a time for the loss signal (lease::async_wait_lost), and records there how
@@ -63,8 +63,9 @@ void record_loss(shared_block& shm, clock_type::duration left)
 class loss_watch {
 public:
    loss_watch(asio::any_io_executor ex, shared_block& shm)
-   : st_{std::make_shared<state>(asio::steady_timer{ex})}, shm_{shm}
-   { }
+       : st_{std::make_shared<state>(asio::steady_timer{ex})}
+       , shm_{shm}
+   {}
    // Should the worker's frame go first (an exception), a wait still pending reads no lease.
    ~loss_watch() { st_->lease = nullptr; }
    loss_watch(loss_watch const&) = delete;
@@ -102,8 +103,8 @@ private:
    shared_block& shm_;
 };
 
-asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks, redis::connection& resource, shared_block& shm,
-                             unsigned seed)
+asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
+                             redis::connection& resource, shared_block& shm, unsigned seed)
 {
    std::mt19937 rng{seed};
    auto const ex = co_await asio::this_coro::executor;
@@ -129,7 +130,8 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks, r
          if (i < max_stamps)
             shm.overlap_at[i] = now_ns();
       }
-      auto const wrote = co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
+      auto const wrote =
+         co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
       if (wrote == 0)
          ++shm.stale_writes;
       if (occupancy < 0 || wrote < 0)
@@ -150,11 +152,12 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks, r
 }  // namespace
 
 // One worker process: its own client (connections, local queue), C coroutines.
-int run_worker_process(chaos_options const& o, std::vector<std::string> const& nodes, std::string const& resource_url,
-                       shared_block& shm, int index)
+int run_worker_process(chaos_options const& o, std::vector<std::string> const& nodes,
+                       std::string const& resource_url, shared_block& shm, int index)
 {
    asio::io_context ioc{1};
-   locksmith::config cfg{.nodes = nodes, .prefix = "chaos:",
+   locksmith::config cfg{.nodes = nodes,
+                         .prefix = "chaos:",
                          .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms}};
    locksmith::client locks{ioc.get_executor(), cfg};
    redis::connection resource{ioc, redis::logger{redis::logger::level::err}};
@@ -166,7 +169,9 @@ int run_worker_process(chaos_options const& o, std::vector<std::string> const& n
    resource.async_run(rc, asio::detached);
    int running = o.coroutines;
    for (int i = 0; i < o.coroutines; ++i)
-      asio::co_spawn(ioc, worker(o, locks, resource, shm, static_cast<unsigned>(index * 1000 + i) ^ std::random_device{}()),
+      asio::co_spawn(ioc,
+                     worker(o, locks, resource, shm,
+                            static_cast<unsigned>(index * 1000 + i) ^ std::random_device{}()),
                      [&](std::exception_ptr e) {
                         if (e)
                            ++shm.lock_errors;

@@ -28,13 +28,16 @@ struct shared_block {
    std::atomic<long> cycles{0}, overlaps{0}, stale_writes{0}, leases_lost{0}, hangs{0};
    std::atomic<long> lock_errors{0}, unlock_errors{0}, resource_errors{0};
    std::atomic<long> min_loss_slack_us{1'000'000'000};  // at the loss signal, to valid_until
-   std::atomic<long> negative_loss_slack{0};             // losses signalled after valid_until
+   std::atomic<long> negative_loss_slack{0};            // losses signalled after valid_until
    std::atomic<std::size_t> overlap_count{0}, restart_count{0};
    std::atomic<std::int64_t> overlap_at[max_stamps];  // steady ns of each overlap
    std::atomic<std::int64_t> restart_at[max_stamps];  // steady ns of each kill -9 + restart
 };
 
-inline std::int64_t now_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+inline std::int64_t now_ns()
+{
+   return std::chrono::steady_clock::now().time_since_epoch().count();
+}
 
 // One worker process: a client on `nodes`, the resource at `resource_url`, C coroutines taking
 // locks until `shm.stop`. Returns the process's exit status.

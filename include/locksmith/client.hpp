@@ -78,10 +78,12 @@ public:
    /// Signature: `void(error_code)`. Success when everything owned was done; timed_out when the
    /// bound passed first (what was left is abandoned, and those keys expire by their TTL).
    /// Cancellation: none; the wait is bounded by config::close_timeout.
-   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   template <
+      boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_close(CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code)>(close_initiation{this}, token);
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(close_initiation{this},
+                                                                            token);
    }
 
    /// Takes the lock `name`, waiting up to `opts.wait` for its holder to let it go.
@@ -111,16 +113,20 @@ public:
    /// async_close), and the name's fence may have advanced (a later fencing token skips a value;
    /// it never goes back). Asio defines total cancellation as one without side effects: only the
    /// first case meets that, so treat a total cancellation like a partial one.
-   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
-   auto async_lock(std::string_view name, lock_options const& opts = {}, CompletionToken&& token = {})
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_lock(std::string_view name, lock_options const& opts = {},
+                   CompletionToken&& token = {})
    {
       return initiate_lock<CompletionToken>(token, name, opts, nullptr);
    }
 
    /// As above; `diag` receives how each node answered in the last attempt. It must outlive the
    /// operation.
-   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
-   auto async_lock(std::string_view name, lock_options const& opts, report& diag, CompletionToken&& token = {})
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_lock(std::string_view name, lock_options const& opts, report& diag,
+                   CompletionToken&& token = {})
    {
       return initiate_lock<CompletionToken>(token, name, opts, &diag);
    }
@@ -130,16 +136,20 @@ public:
    /// Signature: `void(error_code, lease)`. Errors as `async_lock`, but error::lock_taken where
    /// it would wait. A name that this process already holds or waits for answers lock_taken
    /// with no round trip. Cancellation: as `async_lock`.
-   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
    auto async_try_lock(std::string_view name, lock_options opts = {}, CompletionToken&& token = {})
    {
-      opts.wait = std::min(opts.wait, std::chrono::milliseconds{0});  // does not wait; a negative wait stays invalid
+      opts.wait = std::min(
+         opts.wait, std::chrono::milliseconds{0});  // does not wait; a negative wait stays invalid
       return async_lock(name, opts, std::forward<CompletionToken>(token));
    }
 
    /// As above, with a report (see `async_lock`).
-   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken = boost::asio::deferred_t>
-   auto async_try_lock(std::string_view name, lock_options opts, report& diag, CompletionToken&& token = {})
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_try_lock(std::string_view name, lock_options opts, report& diag,
+                       CompletionToken&& token = {})
    {
       opts.wait = std::min(opts.wait, std::chrono::milliseconds{0});
       return async_lock(name, opts, diag, std::forward<CompletionToken>(token));
@@ -161,19 +171,21 @@ public:
    /// completes at once with operation_aborted, and the release, already sent, goes on, owned by
    /// the client (see async_close). That is a side effect, so no cancellation type undoes an
    /// unlock: a cancelled unlock is a partial cancellation whatever was asked.
-   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   template <
+      boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_unlock(lease& l, CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
-         unlock_initiation{this}, token, &l, nullptr);
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(unlock_initiation{this},
+                                                                            token, &l, nullptr);
    }
 
    /// As above, with a report (see `async_lock`).
-   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   template <
+      boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_unlock(lease& l, report& diag, CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
-         unlock_initiation{this}, token, &l, &diag);
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(unlock_initiation{this},
+                                                                            token, &l, &diag);
    }
 
    /// Sets the lease's TTL back to `ttl`, where the key still holds its token, and moves
@@ -188,7 +200,8 @@ public:
    /// completes at once with operation_aborted. The extension, if already sent, may still take
    /// effect in Redis (the key then lives longer than `valid_until()` says, which errs on the
    /// safe side), but `valid_until()` is not moved; the lease stays held and renewed as before.
-   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   template <
+      boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_extend(lease& l, std::chrono::milliseconds ttl, CompletionToken&& token = {})
    {
       return boost::asio::async_initiate<CompletionToken, void(error_code)>(
@@ -196,16 +209,19 @@ public:
    }
 
    /// As above, with a report (see `async_lock`).
-   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
-   auto async_extend(lease& l, std::chrono::milliseconds ttl, report& diag, CompletionToken&& token = {})
+   template <
+      boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   auto async_extend(lease& l, std::chrono::milliseconds ttl, report& diag,
+                     CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
-         extend_initiation{this}, token, &l, ttl, &diag);
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(extend_initiation{this},
+                                                                            token, &l, ttl, &diag);
    }
 
 private:
    template <class CompletionToken>
-   auto initiate_lock(CompletionToken& token, std::string_view name, lock_options const& opts, report* diag)
+   auto initiate_lock(CompletionToken& token, std::string_view name, lock_options const& opts,
+                      report* diag)
    {
       return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
          lock_initiation{this}, token, std::string{name}, opts, diag);

@@ -12,11 +12,10 @@ using error_code = boost::system::error_code;
 
 /// Outcomes of locksmith operations, in the category named "locksmith".
 ///
-/// Expected outcomes (a held lock, a wait that ran out) are error codes, not exceptions. Errors that
-/// come from Redis or the network (connection refused, a server error reply) keep their own
+/// Expected outcomes (a held lock, a wait that ran out) are error codes, not exceptions. Errors
+/// that come from Redis or the network (connection refused, a server error reply) keep their own
 /// category where they pass through unchanged; see each operation for which it may produce.
-enum class error
-{
+enum class error {
    /// An argument or the configuration is malformed: empty or oversized key, TTL out of range,
    /// negative wait, no nodes, a malformed URL. Detected before any I/O.
    invalid_argument = 1,
@@ -79,6 +78,6 @@ inline error_code make_error_code(error e) noexcept
 }  // namespace locksmith
 
 template <>
-struct boost::system::is_error_code_enum<locksmith::error> : std::true_type { };
+struct boost::system::is_error_code_enum<locksmith::error> : std::true_type {};
 
 #endif

@@ -84,10 +84,12 @@ public:
    /// cancellation; error::not_held for an empty lease. Completes before `valid_until()`, on the
    /// lease's executor. Cancellation: terminal, partial and total; each completes with
    /// operation_aborted and leaves the lease as it is.
-   template <boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
+   template <
+      boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_wait_lost(CompletionToken&& token = {})
    {
-      return boost::asio::async_initiate<CompletionToken, void(error_code)>(wait_lost_initiation{this}, token);
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         wait_lost_initiation{this}, token);
    }
 
    /// @private
@@ -108,7 +110,8 @@ private:
          // executor for a handler without one), never inline.
          if (!self->st_) {
             auto ex = boost::asio::get_associated_executor(h, boost::asio::system_executor{});
-            boost::asio::post(ex, boost::asio::append(std::forward<Handler>(h), error_code{error::not_held}));
+            boost::asio::post(
+               ex, boost::asio::append(std::forward<Handler>(h), error_code{error::not_held}));
             return;
          }
          self->async_wait_lost_impl(wait_handler{std::forward<Handler>(h)});

@@ -12,8 +12,7 @@
 namespace locksmith {
 
 /// How one node answered in an attempt.
-enum class node_vote
-{
+enum class node_vote {
    none,    ///< no answer before the attempt was decided
    yes,     ///< took (or released, or extended) the key
    no,      ///< the key was held by another owner, or was missing
@@ -22,11 +21,11 @@ enum class node_vote
 
 /// One node's part in the last attempt of an operation.
 struct node_report {
-   std::string node;                     ///< the node's URL, without its password
+   std::string node;  ///< the node's URL, without its password
    node_vote vote = node_vote::none;
    std::chrono::microseconds latency{};  ///< time to its answer, when it answered
    error_code ec;                        ///< transport error or timeout, when it failed
-   std::string message;                  ///< the server's error text, or the last connection problem
+   std::string message;  ///< the server's error text, or the last connection problem
 };
 
 /// Why an operation ended as it did, node by node, for callers who want to know (as Boost.MySQL's

@@ -40,12 +40,8 @@ struct with_lock_signature_of<void> {
 };
 
 using body_fn = std::function<boost::asio::awaitable<void>(lease&)>;
-void async_with_lock_impl(
-   client& c,
-   std::string name,
-   lock_options opts,
-   body_fn body,
-   boost::asio::any_completion_handler<void(error_code)> h);
+void async_with_lock_impl(client& c, std::string name, lock_options opts, body_fn body,
+                          boost::asio::any_completion_handler<void(error_code)> h);
 
 // A named initiation with get_executor(), as the client's own, so that asio::cancel_after works.
 template <class Body, class R>
@@ -59,7 +55,8 @@ struct with_lock_initiation {
    {
       namespace asio = boost::asio;
       if constexpr (std::is_void_v<R>) {
-         async_with_lock_impl(*c, std::move(name), std::move(opts), std::move(body), std::forward<Handler>(h));
+         async_with_lock_impl(*c, std::move(name), std::move(opts), std::move(body),
+                              std::forward<Handler>(h));
       } else {
          // The body's value is kept aside, and given to the caller's handler with the error code.
          auto out = std::make_shared<R>();
@@ -104,11 +101,12 @@ using with_lock_signature = typename detail::with_lock_signature_of<R>::type;
 /// Cancellation: terminal, partial and total. While waiting for the lock, as `async_lock`. While
 /// the body runs, the same cancellation type is passed on to the body; the lock is released once
 /// the body has finished.
-template <
-   class Body,
-   class R = typename detail::awaitable_value<std::invoke_result_t<Body&, lease&>>::type,
-   boost::asio::completion_token_for<with_lock_signature<R>> CompletionToken = boost::asio::deferred_t>
-auto async_with_lock(client& c, std::string_view name, lock_options const& opts, Body body, CompletionToken&& token = {})
+template <class Body,
+          class R = typename detail::awaitable_value<std::invoke_result_t<Body&, lease&>>::type,
+          boost::asio::completion_token_for<with_lock_signature<R>> CompletionToken =
+             boost::asio::deferred_t>
+auto async_with_lock(client& c, std::string_view name, lock_options const& opts, Body body,
+                     CompletionToken&& token = {})
 {
    return boost::asio::async_initiate<CompletionToken, with_lock_signature<R>>(
       detail::with_lock_initiation<Body, R>{&c}, token, std::string{name}, opts, std::move(body));

@@ -9,9 +9,9 @@ constexpr char const* password = "s3cret-Pa55";
 
 // Every command the lock sends or its scripts run, and nothing else.
 std::vector<std::string> const lock_commands{
-    "+evalsha", "+eval",    "+script|load",    "+subscribe", "+unsubscribe",
-    "+ping",    "+hello",   "+client|setname", "+get",       "+set",
-    "+del",     "+pexpire", "+pttl",           "+publish",   "+time"};
+   "+evalsha", "+eval",    "+script|load",    "+subscribe", "+unsubscribe",
+   "+ping",    "+hello",   "+client|setname", "+get",       "+set",
+   "+del",     "+pexpire", "+pttl",           "+publish",   "+time"};
 
 // Creates the user `name` with the given password, limited to the lock's keys and channels and to
 // `commands`.
@@ -28,7 +28,7 @@ void add_user(server_fixture& f, std::string const& name, std::vector<std::strin
 locksmith::config user_config(server_fixture& f, std::string const& user, std::string const& pass)
 {
    return {
-       .nodes = {"redis://" + user + ":" + pass + "@127.0.0.1:" + std::to_string(f.srv.port())}};
+      .nodes = {"redis://" + user + ":" + pass + "@127.0.0.1:" + std::to_string(f.srv.port())}};
 }
 
 // Denials the server logged (ACL LOG), for the failure message.
@@ -49,13 +49,14 @@ error_code lock_once(server_fixture& f, locksmith::config cfg, locksmith::report
    error_code ec;
    auto attempt = [&]() -> asio::awaitable<void> {
       locksmith::client c{f.ioc.get_executor(), std::move(cfg)};
-      std::tie(ec, std::ignore) = co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s}, diag, tuple);
+      std::tie(ec, std::ignore) =
+         co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s}, diag, tuple);
    };
    run(f.ioc, attempt(), 30s);
    return ec;
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(acl, server_fixture, *needs_redis_server())
 
@@ -64,31 +65,31 @@ BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
    add_user(*this, "locker", lock_commands);
    auto const name = unique_key();
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          locksmith::client holder{ioc.get_executor(), user_config(*this, "locker", password)};
-          locksmith::client waiter{ioc.get_executor(), user_config(*this, "locker", password)};
-          locksmith::report diag;
-          auto [ec, l] = co_await holder.async_lock(name, {.ttl = 600ms}, diag, tuple);
-          BOOST_REQUIRE_MESSAGE(!ec, ec.message() << " " << diag.message());
-          auto [xec] = co_await holder.async_extend(l, 900ms, tuple);
-          BOOST_TEST(!xec, xec.message());
-          // The waiter sleeps on the release channel; the watchdog renews meanwhile, past the TTL.
-          auto waited = asio::co_spawn(ioc,
-                                       waiter.async_lock(name, {.ttl = 10s, .wait = 10s},
-                                                         asio::as_tuple(asio::use_awaitable)),
-                                       asio::deferred);
-          co_await sleep(2s);
-          BOOST_TEST(!l.lost());
-          BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "1");
-          auto [uec] = co_await holder.async_unlock(l, tuple);
-          BOOST_TEST(!uec, uec.message());
-          auto [wec, wl] = co_await std::move(waited);
-          BOOST_TEST(!wec, wec.message());
-          auto [wuec] = co_await waiter.async_unlock(wl, tuple);
-          BOOST_TEST(!wuec, wuec.message());
-       }(),
-       30s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client holder{ioc.get_executor(), user_config(*this, "locker", password)};
+         locksmith::client waiter{ioc.get_executor(), user_config(*this, "locker", password)};
+         locksmith::report diag;
+         auto [ec, l] = co_await holder.async_lock(name, {.ttl = 600ms}, diag, tuple);
+         BOOST_REQUIRE_MESSAGE(!ec, ec.message() << " " << diag.message());
+         auto [xec] = co_await holder.async_extend(l, 900ms, tuple);
+         BOOST_TEST(!xec, xec.message());
+         // The waiter sleeps on the release channel; the watchdog renews meanwhile, past the TTL.
+         auto waited = asio::co_spawn(
+            ioc,
+            waiter.async_lock(name, {.ttl = 10s, .wait = 10s}, asio::as_tuple(asio::use_awaitable)),
+            asio::deferred);
+         co_await sleep(2s);
+         BOOST_TEST(!l.lost());
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "1");
+         auto [uec] = co_await holder.async_unlock(l, tuple);
+         BOOST_TEST(!uec, uec.message());
+         auto [wec, wl] = co_await std::move(waited);
+         BOOST_TEST(!wec, wec.message());
+         auto [wuec] = co_await waiter.async_unlock(wl, tuple);
+         BOOST_TEST(!wuec, wuec.message());
+      }(),
+      30s);
    BOOST_TEST(acl_log(*this) == "", "denied: " << acl_log(*this));
 }
 
@@ -104,20 +105,20 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_fails_at_once_with_auth_failed)
    locksmith::report diag;
    clock_type::duration took{};
    run(
-       ioc,
-       [&]() -> asio::awaitable<void> {
-          locksmith::client c{ioc.get_executor(), user_config(*this, "locker", "not-the-password")};
-          auto const t0 = clock_type::now();
-          std::tie(ec, std::ignore) =
-              co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, diag, tuple);
-          took = clock_type::now() - t0;
-          // Nothing was taken: the right password gets the lock at once.
-          locksmith::client good{ioc.get_executor(), user_config(*this, "locker", password)};
-          auto [gec, l] = co_await good.async_try_lock(name, {.ttl = 10s}, tuple);
-          BOOST_TEST(!gec, gec.message());
-          co_await good.async_unlock(l, tuple);
-       }(),
-       30s);
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client c{ioc.get_executor(), user_config(*this, "locker", "not-the-password")};
+         auto const t0 = clock_type::now();
+         std::tie(ec, std::ignore) =
+            co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, diag, tuple);
+         took = clock_type::now() - t0;
+         // Nothing was taken: the right password gets the lock at once.
+         locksmith::client good{ioc.get_executor(), user_config(*this, "locker", password)};
+         auto [gec, l] = co_await good.async_try_lock(name, {.ttl = 10s}, tuple);
+         BOOST_TEST(!gec, gec.message());
+         co_await good.async_unlock(l, tuple);
+      }(),
+      30s);
    BOOST_TEST(ec == error::auth_failed, ec.message());
    BOOST_TEST(took < 5s);
    auto const m = diag.message();

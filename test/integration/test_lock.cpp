@@ -27,7 +27,8 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
 
    auto worker = [&](locksmith::client& c) -> asio::awaitable<void> {
       for (int i = 0; i < rounds; ++i) {
-         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 30s, .strategy = strategy}, tuple);
+         auto [ec, l] =
+            co_await c.async_lock(name, {.ttl = 10s, .wait = 30s, .strategy = strategy}, tuple);
          if (ec) {
             ++failures;
             continue;
@@ -44,16 +45,19 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
       }
       ++finished;
    };
-   run(f.ioc, [&]() -> asio::awaitable<void> {
-      for (auto& c : cs)
-         for (int j = 0; j < per_client; ++j)
-            asio::co_spawn(f.ioc, worker(*c), asio::detached);
-      asio::steady_timer t{f.ioc};
-      while (finished < clients * per_client) {
-         t.expires_after(1ms);
-         co_await t.async_wait();
-      }
-   }(), 120s);
+   run(
+      f.ioc,
+      [&]() -> asio::awaitable<void> {
+         for (auto& c : cs)
+            for (int j = 0; j < per_client; ++j)
+               asio::co_spawn(f.ioc, worker(*c), asio::detached);
+         asio::steady_timer t{f.ioc};
+         while (finished < clients * per_client) {
+            t.expires_after(1ms);
+            co_await t.async_wait();
+         }
+      }(),
+      120s);
    data.cancel();
    // Its run ends on the io_context: let it, before the connection goes.
    BOOST_TEST(run(f.ioc, eventually([&] { return data_stopped; })));

@@ -52,7 +52,8 @@ BOOST_AUTO_TEST_CASE(cancellation_racing_a_successful_set_releases_it)
          asio::cancellation_signal sig;
          asio::steady_timer t{ioc, std::chrono::microseconds{(i % 20) * 15}};
          t.async_wait([&](error_code) { sig.emit(asio::cancellation_type::terminal); });
-         auto [ec, l] = co_await c.async_lock(name, {}, asio::bind_cancellation_slot(sig.slot(), tuple));
+         auto [ec, l] =
+            co_await c.async_lock(name, {}, asio::bind_cancellation_slot(sig.slot(), tuple));
          t.cancel();
          if (ec == asio::error::operation_aborted) {
             ++aborted;
@@ -97,7 +98,8 @@ BOOST_AUTO_TEST_CASE(server_never_reachable_fails_with_connection_problem)
 {
    auto const port = srv.port();
    srv.kill();
-   locksmith::client c{ioc.get_executor(), {.nodes = {"redis://127.0.0.1:" + std::to_string(port)}}};
+   locksmith::client c{ioc.get_executor(),
+                       {.nodes = {"redis://127.0.0.1:" + std::to_string(port)}}};
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::report diag;
       auto [ec, l] = co_await c.async_lock(unique_key(), {.wait = 200ms}, diag, tuple);
@@ -152,12 +154,12 @@ BOOST_AUTO_TEST_CASE(bad_input_is_invalid_argument_before_any_io)
       BOOST_TEST(!ok);
       co_await c.async_unlock(l);
    }());
-   for (auto const& bad : std::vector<locksmith::config>{
-           {.nodes = {}},
-           {.nodes = {"http://127.0.0.1:6379"}},
-           {.nodes = {srv.url(), "redis://127.0.0.1:99999"}},
-           {.nodes = {srv.url()}, .prefix = "a{b"},
-           {.nodes = {srv.url()}, .node_timeout = 0ms}}) {
+   for (auto const& bad :
+        std::vector<locksmith::config>{{.nodes = {}},
+                                       {.nodes = {"http://127.0.0.1:6379"}},
+                                       {.nodes = {srv.url(), "redis://127.0.0.1:99999"}},
+                                       {.nodes = {srv.url()}, .prefix = "a{b"},
+                                       {.nodes = {srv.url()}, .node_timeout = 0ms}}) {
       locksmith::client broken{ioc.get_executor(), bad};
       BOOST_TEST(broken.config_error() == error::invalid_argument);
       run(ioc, [&]() -> asio::awaitable<void> {

@@ -17,9 +17,9 @@ using locksmith::test::contention_tally;
 
 void check(contention_tally const& t, contention_shape const& s, char const* what)
 {
-   BOOST_TEST_MESSAGE(what << ": " << t.cycles << " cycles (" << static_cast<long>(t.per_second()) << "/s), "
-                           << t.overlaps << " overlaps, " << t.inversions << " fence inversions, " << t.errors
-                           << " errors");
+   BOOST_TEST_MESSAGE(what << ": " << t.cycles << " cycles (" << static_cast<long>(t.per_second())
+                           << "/s), " << t.overlaps << " overlaps, " << t.inversions
+                           << " fence inversions, " << t.errors << " errors");
    for (auto const& [kind, n] : t.kinds)
       BOOST_TEST_MESSAGE("  " << kind << ": " << n);
    BOOST_TEST(t.cycles >= s.cycles);
@@ -39,9 +39,21 @@ void contend_on(std::size_t n, contention_shape s, char const* what)
 
 BOOST_AUTO_TEST_SUITE(mutual_exclusion, *locksmith::test::needs_redis_server())
 
-BOOST_AUTO_TEST_CASE(one_node_subscribe) { contend_on(1, {}, "1 node, subscribe"); }
-BOOST_AUTO_TEST_CASE(one_node_spin) { contend_on(1, {.spin = true}, "1 node, spin 2 ms"); }
-BOOST_AUTO_TEST_CASE(five_nodes_subscribe) { contend_on(5, {}, "5 nodes, subscribe"); }
-BOOST_AUTO_TEST_CASE(five_nodes_spin) { contend_on(5, {.spin = true}, "5 nodes, spin 2 ms"); }
+BOOST_AUTO_TEST_CASE(one_node_subscribe)
+{
+   contend_on(1, {}, "1 node, subscribe");
+}
+BOOST_AUTO_TEST_CASE(one_node_spin)
+{
+   contend_on(1, {.spin = true}, "1 node, spin 2 ms");
+}
+BOOST_AUTO_TEST_CASE(five_nodes_subscribe)
+{
+   contend_on(5, {}, "5 nodes, subscribe");
+}
+BOOST_AUTO_TEST_CASE(five_nodes_spin)
+{
+   contend_on(5, {.spin = true}, "5 nodes, spin 2 ms");
+}
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -22,59 +22,70 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
    auto const name = "quarantine/" + std::to_string(std::random_device{}());
    // No renewal, and a TTL within the quarantine: what the quarantine protects.
    auto const held = locksmith::lock_options{.ttl = 2s, .wait = 0s, .renew = false};
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto la = co_await holder.async_lock(name, held);
-      // The old client learned the uptimes before the restart: the servers, just started, are
-      // in quarantine too, so its first lock waits it out.
-      auto [warm_ec, warm] = co_await old_client.async_lock(name + "/warm-up", {.ttl = 2s, .wait = 10s, .renew = false}, tuple);
-      BOOST_REQUIRE(!warm_ec);
-      co_await old_client.async_unlock(warm, tuple);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await holder.async_lock(name, held);
+         // The old client learned the uptimes before the restart: the servers, just started, are
+         // in quarantine too, so its first lock waits it out.
+         auto [warm_ec, warm] = co_await old_client.async_lock(
+            name + "/warm-up", {.ttl = 2s, .wait = 10s, .renew = false}, tuple);
+         BOOST_REQUIRE(!warm_ec);
+         co_await old_client.async_unlock(warm, tuple);
 
-      auto const before_restart = clock_type::now();
-      for (int i = 0; i < 3; ++i)
-         servers[i]->restart();
+         auto const before_restart = clock_type::now();
+         for (int i = 0; i < 3; ++i)
+            servers[i]->restart();
 
-      // The hazard: without quarantine, three empty nodes hand out the held lock.
-      {
-         locksmith::client careless{ioc.get_executor(), cfg(0ms)};
-         auto [ec, l] = co_await careless.async_try_lock(name, held, tuple);
-         BOOST_TEST(!ec, "without quarantine the held lock was taken: " << ec.message());
-         if (!ec)
-            co_await careless.async_unlock(l, tuple);  // releases its keys on the 3 restarted nodes
-         co_await careless.async_close(tuple);
-      }
+         // The hazard: without quarantine, three empty nodes hand out the held lock.
+         {
+            locksmith::client careless{ioc.get_executor(), cfg(0ms)};
+            auto [ec, l] = co_await careless.async_try_lock(name, held, tuple);
+            BOOST_TEST(!ec, "without quarantine the held lock was taken: " << ec.message());
+            if (!ec)
+               co_await careless.async_unlock(l,
+                                              tuple);  // releases its keys on the 3 restarted nodes
+            co_await careless.async_close(tuple);
+         }
 
-      // With it: a new client and the old one (once reconnected) are refused.
-      {
-         locksmith::client fresh{ioc.get_executor(), cfg(quarantine)};
-         locksmith::report diag;
-         auto [ec, l] = co_await fresh.async_try_lock(name, held, diag, tuple);
-         BOOST_TEST(ec, "a new client took the held lock");
-         auto const refused = std::count_if(diag.nodes.begin(), diag.nodes.end(), [](auto const& n) {
-            return n.message.find("quarantine") != std::string::npos;
-         });
-         BOOST_TEST(refused == 3, diag.message());
-         co_await fresh.async_close(tuple);
-      }
-      asio::steady_timer t{ioc};
-      for (auto until = clock_type::now() + 1s; clock_type::now() < until;) {
-         auto [ec, l] = co_await old_client.async_try_lock(name, held, tuple);
-         BOOST_TEST(ec, "the old client took the held lock " << std::chrono::duration<double>(clock_type::now() - before_restart).count()
-                                                              << " s after the restart");
-         if (!ec)
-            break;
-         t.expires_after(50ms);
-         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-      }
+         // With it: a new client and the old one (once reconnected) are refused.
+         {
+            locksmith::client fresh{ioc.get_executor(), cfg(quarantine)};
+            locksmith::report diag;
+            auto [ec, l] = co_await fresh.async_try_lock(name, held, diag, tuple);
+            BOOST_TEST(ec, "a new client took the held lock");
+            auto const refused =
+               std::count_if(diag.nodes.begin(), diag.nodes.end(), [](auto const& n) {
+                  return n.message.find("quarantine") != std::string::npos;
+               });
+            BOOST_TEST(refused == 3, diag.message());
+            co_await fresh.async_close(tuple);
+         }
+         asio::steady_timer t{ioc};
+         for (auto until = clock_type::now() + 1s; clock_type::now() < until;) {
+            auto [ec, l] = co_await old_client.async_try_lock(name, held, tuple);
+            BOOST_TEST(
+               ec, "the old client took the held lock "
+                      << std::chrono::duration<double>(clock_type::now() - before_restart).count()
+                      << " s after the restart");
+            if (!ec)
+               break;
+            t.expires_after(50ms);
+            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+         }
 
-      // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
-      auto [ec, lb] = co_await old_client.async_lock(name, {.ttl = 2s, .wait = 15s, .renew = false}, tuple);
-      BOOST_TEST(!ec, ec.message());
-      BOOST_TEST((clock_type::now() >= before_restart + quarantine),
-                 "acquired " << std::chrono::duration<double>(clock_type::now() - before_restart).count() << " s after the restart");
-      co_await old_client.async_unlock(lb, tuple);
-      co_await holder.async_unlock(la, tuple);
-   }(), 60s);
+         // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
+         auto [ec, lb] =
+            co_await old_client.async_lock(name, {.ttl = 2s, .wait = 15s, .renew = false}, tuple);
+         BOOST_TEST(!ec, ec.message());
+         BOOST_TEST(
+            (clock_type::now() >= before_restart + quarantine),
+            "acquired " << std::chrono::duration<double>(clock_type::now() - before_restart).count()
+                        << " s after the restart");
+         co_await old_client.async_unlock(lb, tuple);
+         co_await holder.async_unlock(la, tuple);
+      }(),
+      60s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -12,7 +12,7 @@ long long script_calls(redis_server const& s)
    return locksmith::test::calls_of(stats, "evalsha") + locksmith::test::calls_of(stats, "eval");
 }
 
-} // namespace
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(silent_node, servers_fixture, *needs_redis_server())
 
@@ -70,7 +70,8 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
    };
    auto const resumed = run(ioc, settled(), 10s);
    auto const while_frozen = resumed - before;
-   BOOST_TEST_MESSAGE("script calls run by the frozen node for " << 2 * (first + cycles) << " calls: " << while_frozen);
+   BOOST_TEST_MESSAGE("script calls run by the frozen node for " << 2 * (first + cycles)
+                                                                 << " calls: " << while_frozen);
    BOOST_TEST(while_frozen <= 10 * first);
    // Answering again: the PING came back, and the node is fed once more.
    auto fed = [&]() -> asio::awaitable<bool> {

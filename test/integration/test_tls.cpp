@@ -25,20 +25,20 @@ outcome lock_and_unlock(tls_server& s, locksmith::config cfg, std::string const&
 {
    outcome o;
    run(
-       s.ioc,
-       [&]() -> asio::awaitable<void> {
-          locksmith::client c{s.ioc.get_executor(), std::move(cfg)};
-          auto const t0 = clock_type::now();
-          auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, o.diag, tuple);
-          o.took = clock_type::now() - t0;
-          o.ec = ec;
-          if (!ec) {
-             BOOST_TEST(s.srv.text({"EXISTS", lock_key(name)}) == "1");
-             auto [uec] = co_await c.async_unlock(l, tuple);
-             BOOST_TEST(!uec, uec.message());
-          }
-       }(),
-       30s);
+      s.ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client c{s.ioc.get_executor(), std::move(cfg)};
+         auto const t0 = clock_type::now();
+         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, o.diag, tuple);
+         o.took = clock_type::now() - t0;
+         o.ec = ec;
+         if (!ec) {
+            BOOST_TEST(s.srv.text({"EXISTS", lock_key(name)}) == "1");
+            auto [uec] = co_await c.async_unlock(l, tuple);
+            BOOST_TEST(!uec, uec.message());
+         }
+      }(),
+      30s);
    locksmith::test::expect_no_work_left(s.ioc);
    return o;
 }
@@ -61,7 +61,7 @@ void check_refused(outcome const& o, std::string const& node, std::string const&
    BOOST_TEST(m.find(reason) != std::string::npos, m);
 }
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(tls, *needs_redis_server())
 

@@ -9,20 +9,23 @@ BOOST_AUTO_TEST_CASE(a_one_second_lease_held_for_five_seconds_stays_held)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
    auto const name = unique_key();
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto l = co_await a.async_lock(name, {.ttl = 1s});
-      auto const first_valid = l.valid_until();
-      for (int i = 0; i < 10; ++i) {
-         co_await sleep(500ms);
-         auto [ec, other] = co_await b.async_try_lock(name, {.ttl = 1s}, tuple);
-         BOOST_TEST(ec == error::lock_taken);
-         BOOST_TEST(l.held());
-      }
-      BOOST_TEST(!l.lost());
-      BOOST_TEST((l.valid_until() > first_valid + 3s));
-      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
-      co_await a.async_unlock(l);
-   }(), 20s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto l = co_await a.async_lock(name, {.ttl = 1s});
+         auto const first_valid = l.valid_until();
+         for (int i = 0; i < 10; ++i) {
+            co_await sleep(500ms);
+            auto [ec, other] = co_await b.async_try_lock(name, {.ttl = 1s}, tuple);
+            BOOST_TEST(ec == error::lock_taken);
+            BOOST_TEST(l.held());
+         }
+         BOOST_TEST(!l.lost());
+         BOOST_TEST((l.valid_until() > first_valid + 3s));
+         BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+         co_await a.async_unlock(l);
+      }(),
+      20s);
 }
 
 BOOST_AUTO_TEST_CASE(without_renewal_the_lease_expires)
@@ -59,13 +62,17 @@ BOOST_AUTO_TEST_CASE(frozen_server_cancels_the_body_before_valid_until)
          body_saw_cancel = e.code() == asio::error::operation_aborted;
       }
    };
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto [ec] = co_await locksmith::async_with_lock(c, name, {.ttl = 1s}, body, tuple);
-      BOOST_TEST(ec == error::lease_lost);
-   }(), 10s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto [ec] = co_await locksmith::async_with_lock(c, name, {.ttl = 1s}, body, tuple);
+         BOOST_TEST(ec == error::lease_lost);
+      }(),
+      10s);
    srv.resume();
    BOOST_TEST(body_saw_cancel);
-   auto const slack = std::chrono::duration_cast<std::chrono::microseconds>(valid_until - cancelled_at);
+   auto const slack =
+      std::chrono::duration_cast<std::chrono::microseconds>(valid_until - cancelled_at);
    BOOST_TEST_MESSAGE("cancellation slack before valid_until: " << slack.count() << " us");
    BOOST_TEST(slack.count() > 0);
 }
@@ -74,96 +81,112 @@ BOOST_AUTO_TEST_CASE(a_body_that_swallows_the_cancellation_still_reports_loss)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key();
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto body = [&](lease& l) -> asio::awaitable<int> {
-         srv.text({"DEL", lock_key(name)});
-         auto [e] = co_await l.async_wait_lost(tuple);
-         BOOST_TEST(!e);
-         co_return 42;
-      };
-      auto [ec, value] = co_await locksmith::async_with_lock(c, name, {.ttl = 300ms}, body, tuple);
-      BOOST_TEST(ec == error::lease_lost);
-      BOOST_TEST(value == 0);
-      auto ok = [](lease&) -> asio::awaitable<int> { co_return 7; };
-      auto [ec2, v2] = co_await locksmith::async_with_lock(c, name, {}, ok, tuple);
-      BOOST_TEST(!ec2);
-      BOOST_TEST(v2 == 7);
-      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-   }(), 10s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto body = [&](lease& l) -> asio::awaitable<int> {
+            srv.text({"DEL", lock_key(name)});
+            auto [e] = co_await l.async_wait_lost(tuple);
+            BOOST_TEST(!e);
+            co_return 42;
+         };
+         auto [ec, value] =
+            co_await locksmith::async_with_lock(c, name, {.ttl = 300ms}, body, tuple);
+         BOOST_TEST(ec == error::lease_lost);
+         BOOST_TEST(value == 0);
+         auto ok = [](lease&) -> asio::awaitable<int> { co_return 7; };
+         auto [ec2, v2] = co_await locksmith::async_with_lock(c, name, {}, ok, tuple);
+         BOOST_TEST(!ec2);
+         BOOST_TEST(v2 == 7);
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      }(),
+      10s);
 }
 
 BOOST_AUTO_TEST_CASE(key_deleted_or_flushed_is_lost_at_next_renewal)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   run(ioc, [&]() -> asio::awaitable<void> {
-      for (auto const how : {"DEL", "FLUSHALL"}) {
-         auto const name = unique_key(how);
-         auto l = co_await c.async_lock(name, {.ttl = 600ms});
-         auto const t0 = clock_type::now();
-         if (std::string_view{how} == "DEL")
-            srv.text({"DEL", lock_key(name)});
-         else
-            srv.text({"FLUSHALL"});
-         auto [ec] = co_await l.async_wait_lost(tuple);
-         BOOST_TEST(!ec);
-         BOOST_TEST(l.lost());
-         BOOST_TEST(!l.held());
-         // Found at the first renewal (ttl / 3), long before validity would run out.
-         BOOST_TEST((clock_type::now() - t0 < 400ms));
-         auto [uec] = co_await c.async_unlock(l, tuple);
-         BOOST_TEST(uec == error::lease_lost);
-         auto [again] = co_await c.async_unlock(l, tuple);
-         BOOST_TEST(again == error::not_held);
-      }
-   }(), 10s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (auto const how : {"DEL", "FLUSHALL"}) {
+            auto const name = unique_key(how);
+            auto l = co_await c.async_lock(name, {.ttl = 600ms});
+            auto const t0 = clock_type::now();
+            if (std::string_view{how} == "DEL")
+               srv.text({"DEL", lock_key(name)});
+            else
+               srv.text({"FLUSHALL"});
+            auto [ec] = co_await l.async_wait_lost(tuple);
+            BOOST_TEST(!ec);
+            BOOST_TEST(l.lost());
+            BOOST_TEST(!l.held());
+            // Found at the first renewal (ttl / 3), long before validity would run out.
+            BOOST_TEST((clock_type::now() - t0 < 400ms));
+            auto [uec] = co_await c.async_unlock(l, tuple);
+            BOOST_TEST(uec == error::lease_lost);
+            auto [again] = co_await c.async_unlock(l, tuple);
+            BOOST_TEST(again == error::not_held);
+         }
+      }(),
+      10s);
 }
 
 BOOST_AUTO_TEST_CASE(a_killed_connection_recovers_within_validity)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key();
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto l = co_await c.async_lock(name, {.ttl = 1500ms});
-      for (int i = 0; i < 3; ++i) {
-         srv.text({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
-         co_await sleep(700ms);
-         BOOST_TEST(l.held());
-      }
-      BOOST_TEST(!l.lost());
-      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
-      co_await c.async_unlock(l);
-   }(), 20s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto l = co_await c.async_lock(name, {.ttl = 1500ms});
+         for (int i = 0; i < 3; ++i) {
+            srv.text({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+            co_await sleep(700ms);
+            BOOST_TEST(l.held());
+         }
+         BOOST_TEST(!l.lost());
+         BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+         co_await c.async_unlock(l);
+      }(),
+      20s);
 }
 
 BOOST_AUTO_TEST_CASE(a_connection_that_cannot_come_back_loses_the_lease)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key();
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto l = co_await c.async_lock(name, {.ttl = 1s});
-      srv.kill();
-      auto [ec] = co_await l.async_wait_lost(tuple);
-      BOOST_TEST(!ec);
-      BOOST_TEST((clock_type::now() < l.valid_until()));
-   }(), 10s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto l = co_await c.async_lock(name, {.ttl = 1s});
+         srv.kill();
+         auto [ec] = co_await l.async_wait_lost(tuple);
+         BOOST_TEST(!ec);
+         BOOST_TEST((clock_type::now() < l.valid_until()));
+      }(),
+      10s);
 }
 
 BOOST_AUTO_TEST_CASE(release_during_a_renewal_in_flight)
 {
    locksmith::client c{ioc.get_executor(), {.nodes = {srv.url()}, .node_timeout = 5ms}};
-   run(ioc, [&]() -> asio::awaitable<void> {
-      for (int i = 0; i < 40; ++i) {
-         auto const name = unique_key();
-         auto l = co_await c.async_lock(name, {.ttl = 60ms, .drift = 1ms});
-         // Renewals run every 20 ms; release at staggered moments to land on one in flight.
-         co_await sleep(std::chrono::microseconds{19'000 + 50 * i});
-         auto [ec] = co_await c.async_unlock(l, tuple);
-         BOOST_TEST(!ec);
-         co_await sleep(80ms);  // longer than the TTL: a renewal after the release would show
-         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-         BOOST_TEST(!l.lost());
-      }
-   }(), 30s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (int i = 0; i < 40; ++i) {
+            auto const name = unique_key();
+            auto l = co_await c.async_lock(name, {.ttl = 60ms, .drift = 1ms});
+            // Renewals run every 20 ms; release at staggered moments to land on one in flight.
+            co_await sleep(std::chrono::microseconds{19'000 + 50 * i});
+            auto [ec] = co_await c.async_unlock(l, tuple);
+            BOOST_TEST(!ec);
+            co_await sleep(80ms);  // longer than the TTL: a renewal after the release would show
+            BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+            BOOST_TEST(!l.lost());
+         }
+      }(),
+      30s);
 }
 
 // At max_hold renewal stops and the lease is lost, but the key stays ours until the holder,
@@ -172,41 +195,48 @@ BOOST_AUTO_TEST_CASE(max_hold_gives_the_lease_up)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key();
-   run(ioc, [&]() -> asio::awaitable<void> {
-      auto const t0 = clock_type::now();
-      auto l = co_await c.async_lock(name, {.ttl = 600ms, .max_hold = 700ms});
-      auto [ec] = co_await l.async_wait_lost(tuple);
-      BOOST_TEST(!ec);
-      auto const held_for = clock_type::now() - t0;
-      BOOST_TEST((held_for >= 700ms));
-      BOOST_TEST((held_for < 1000ms));
-      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
-      auto [uec] = co_await c.async_unlock(l, tuple);
-      BOOST_TEST(uec == error::lease_lost);
-      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-   }(), 10s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto const t0 = clock_type::now();
+         auto l = co_await c.async_lock(name, {.ttl = 600ms, .max_hold = 700ms});
+         auto [ec] = co_await l.async_wait_lost(tuple);
+         BOOST_TEST(!ec);
+         auto const held_for = clock_type::now() - t0;
+         BOOST_TEST((held_for >= 700ms));
+         BOOST_TEST((held_for < 1000ms));
+         BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         BOOST_TEST(uec == error::lease_lost);
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      }(),
+      10s);
 }
 
 // The loss margin moves the loss earlier, to leave the holder that much time to stop.
 BOOST_AUTO_TEST_CASE(loss_margin_declares_the_loss_earlier)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   run(ioc, [&]() -> asio::awaitable<void> {
-      for (auto margin : {0ms, 300ms}) {
-         auto l = co_await c.async_lock(unique_key(), {.ttl = 1s, .loss_margin = margin});
-         srv.pause();
-         auto [ec] = co_await l.async_wait_lost(tuple);
-         srv.resume();
-         BOOST_TEST(!ec);
-         auto const slack = l.valid_until() - clock_type::now();
-         BOOST_TEST_MESSAGE("margin " << margin.count() << " ms: lost "
-                            << std::chrono::duration_cast<std::chrono::milliseconds>(slack).count()
-                            << " ms before valid_until");
-         BOOST_TEST((slack > margin + 40ms));  // node timeout (50 ms) + margin, less timer lag
-         BOOST_TEST((slack < margin + 60ms));
-         co_await c.async_unlock(l, tuple);
-      }
-   }(), 20s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (auto margin : {0ms, 300ms}) {
+            auto l = co_await c.async_lock(unique_key(), {.ttl = 1s, .loss_margin = margin});
+            srv.pause();
+            auto [ec] = co_await l.async_wait_lost(tuple);
+            srv.resume();
+            BOOST_TEST(!ec);
+            auto const slack = l.valid_until() - clock_type::now();
+            BOOST_TEST_MESSAGE(
+               "margin " << margin.count() << " ms: lost "
+                         << std::chrono::duration_cast<std::chrono::milliseconds>(slack).count()
+                         << " ms before valid_until");
+            BOOST_TEST((slack > margin + 40ms));  // node timeout (50 ms) + margin, less timer lag
+            BOOST_TEST((slack < margin + 60ms));
+            co_await c.async_unlock(l, tuple);
+         }
+      }(),
+      20s);
 }
 
 BOOST_AUTO_TEST_CASE(many_leases_are_renewed_with_none_lost)
@@ -214,18 +244,21 @@ BOOST_AUTO_TEST_CASE(many_leases_are_renewed_with_none_lost)
    locksmith::client c{ioc.get_executor(), cfg()};
    constexpr int count = 500;
    std::vector<lease> leases(count);
-   run(ioc, [&]() -> asio::awaitable<void> {
-      for (int i = 0; i < count; ++i)
-         leases[i] = co_await c.async_lock(unique_key(), {.ttl = 300ms});
-      co_await sleep(2s);  // about 20 renewals each
-      for (auto& l : leases) {
-         BOOST_TEST(l.held());
-         BOOST_TEST(!l.lost());
-      }
-      BOOST_TEST(srv.text({"DBSIZE"}) == std::to_string(2 * count));  // lock and fence keys
-      for (auto& l : leases)
-         co_await c.async_unlock(l);
-   }(), 30s);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (int i = 0; i < count; ++i)
+            leases[i] = co_await c.async_lock(unique_key(), {.ttl = 300ms});
+         co_await sleep(2s);  // about 20 renewals each
+         for (auto& l : leases) {
+            BOOST_TEST(l.held());
+            BOOST_TEST(!l.lost());
+         }
+         BOOST_TEST(srv.text({"DBSIZE"}) == std::to_string(2 * count));  // lock and fence keys
+         for (auto& l : leases)
+            co_await c.async_unlock(l);
+      }(),
+      30s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -33,10 +33,10 @@ struct contention_shape {
    int clients = 4;
    int coroutines = 8;
    int names = 4;
-   long cycles = 20'000;                    // the run ends once this many lock/unlock cycles completed,
-   std::chrono::seconds budget{240};        // or when this time has passed (TSan runs are slow)
-   std::chrono::microseconds max_hold{500}; // each holder holds for a uniform 0..max_hold
-   bool spin = false;                       // spin{2 ms, 2 ms} instead of subscribe
+   long cycles = 20'000;              // the run ends once this many lock/unlock cycles completed,
+   std::chrono::seconds budget{240};  // or when this time has passed (TSan runs are slow)
+   std::chrono::microseconds max_hold{500};  // each holder holds for a uniform 0..max_hold
+   bool spin = false;                        // spin{2 ms, 2 ms} instead of subscribe
    std::chrono::milliseconds node_timeout{1000};
 };
 
@@ -68,7 +68,8 @@ struct state {
    bool stop = false;
 };
 
-inline asio::awaitable<void> contend(client& c, int who, state& st, contention_shape s, std::string prefix, unsigned seed)
+inline asio::awaitable<void> contend(client& c, int who, state& st, contention_shape s,
+                                     std::string prefix, unsigned seed)
 {
    constexpr auto tuple = asio::as_tuple(asio::deferred);
    std::mt19937 rng{seed};
@@ -76,7 +77,8 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
    // A TTL that leaves the watchdog room to renew with the 1 s node timeout (lock_options::renew).
    auto opts = lock_options{.ttl = std::chrono::seconds{5}, .wait = std::chrono::seconds{5}};
    if (s.spin)
-      opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2}, .jitter = std::chrono::milliseconds{2}};
+      opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2},
+                                          .jitter = std::chrono::milliseconds{2}};
    auto& t = st.t;
    while (t.cycles < s.cycles && !st.stop) {
       auto const k = static_cast<std::size_t>(rng() % static_cast<unsigned>(s.names));
@@ -91,7 +93,8 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
       if (l.fencing_token() <= st.last_fence[k])
          ++t.inversions;
       st.last_fence[k] = std::max(st.last_fence[k], l.fencing_token());
-      hold.expires_after(std::chrono::microseconds{rng() % static_cast<unsigned>(s.max_hold.count() + 1)});
+      hold.expires_after(
+         std::chrono::microseconds{rng() % static_cast<unsigned>(s.max_hold.count() + 1)});
       co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
       --st.occupancy[k];
       auto [uec] = co_await c.async_unlock(l, tuple);
@@ -126,20 +129,20 @@ inline contention_tally run_contention(std::vector<std::string> const& nodes, co
    for (int i = 0; i < s.clients; ++i)
       for (int j = 0; j < s.coroutines; ++j) {
          ++st.running;
-         asio::co_spawn(ioc, contention_detail::contend(*clients[i], i, st, s, prefix, rd()), [&](std::exception_ptr e) {
-            if (e)
-               ++st.t.kinds["exception"], ++st.t.errors;
-            if (--st.running == 0)
-               all_done.cancel();
-         });
+         asio::co_spawn(ioc, contention_detail::contend(*clients[i], i, st, s, prefix, rd()),
+                        [&](std::exception_ptr e) {
+                           if (e)
+                              ++st.t.kinds["exception"], ++st.t.errors;
+                           if (--st.running == 0)
+                              all_done.cancel();
+                        });
       }
    all_done.async_wait([&](auto) {
       // Out of time, or done: the workers end their cycles, and the clients close.
       st.stop = true;
    });
    auto const t0 = std::chrono::steady_clock::now();
-   while (st.running > 0 && ioc.run_one() > 0) {
-   }
+   while (st.running > 0 && ioc.run_one() > 0) {}
    st.t.took = std::chrono::steady_clock::now() - t0;
    return st.t;
 }

@@ -9,7 +9,8 @@
 namespace locksmith {
 inline std::ostream& operator<<(std::ostream& os, error e)
 {
-   return os << "locksmith::error(" << static_cast<int>(e) << ": " << make_error_code(e).message() << ")";
+   return os << "locksmith::error(" << static_cast<int>(e) << ": " << make_error_code(e).message()
+             << ")";
 }
 
 inline std::ostream& operator<<(std::ostream& os, node_vote v)

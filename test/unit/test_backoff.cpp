@@ -19,7 +19,10 @@ using locksmith::wait_strategy::spin;
 using std::chrono::microseconds;
 
 // Durations as microsecond counts, which BOOST_TEST can print.
-constexpr long long us(microseconds d) { return d.count(); }
+constexpr long long us(microseconds d)
+{
+   return d.count();
+}
 
 constexpr microseconds plenty = 1h;
 
@@ -144,9 +147,11 @@ BOOST_AUTO_TEST_CASE(lots_delay_spreads_over_a_few_round_trips)
    BOOST_TEST(us(longest) <= 400);  // 4 x 100 µs
    BOOST_TEST(us(longest) > 300);   // and uses the window
    for (int i = 0; i < 200; ++i) {
-      BOOST_TEST(us(lots_delay(microseconds{1}, 50ms, plenty, rng)) <= 200);         // floor 200 µs
-      BOOST_TEST(us(lots_delay(microseconds{1'000'000}, 50ms, plenty, rng)) <= 5000);  // cap node_timeout / 10
-      BOOST_TEST(us(lots_delay(microseconds{100}, 50ms, microseconds{10}, rng)) <= 10);  // cut to the time left
+      BOOST_TEST(us(lots_delay(microseconds{1}, 50ms, plenty, rng)) <= 200);  // floor 200 µs
+      BOOST_TEST(us(lots_delay(microseconds{1'000'000}, 50ms, plenty, rng)) <=
+                 5000);  // cap node_timeout / 10
+      BOOST_TEST(us(lots_delay(microseconds{100}, 50ms, microseconds{10}, rng)) <=
+                 10);  // cut to the time left
    }
 }
 

@@ -44,7 +44,10 @@ std::string_view hashed_part(std::string_view key)
    return key.substr(open + 1, close - open - 1);
 }
 
-unsigned slot(std::string_view key) { return crc16(hashed_part(key)) & 16383u; }
+unsigned slot(std::string_view key)
+{
+   return crc16(hashed_part(key)) & 16383u;
+}
 
 }  // namespace
 
@@ -111,7 +114,8 @@ BOOST_AUTO_TEST_CASE(names_with_braces_are_kept_verbatim)
 BOOST_AUTO_TEST_CASE(names_with_braces_keep_one_slot)
 {
    for (auto const name : {"}x"sv, "}"sv, "}}"sv})
-      BOOST_TEST(locksmith::detail::validate_name(name) == locksmith::error::invalid_argument, name);
+      BOOST_TEST(locksmith::detail::validate_name(name) == locksmith::error::invalid_argument,
+                 name);
    for (auto const name : {"a{b}c"sv, "{x}"sv, "x}"sv, "{"sv, "a}b"sv, "{}"sv, "x{}"sv}) {
       BOOST_TEST_CONTEXT("name " << name)
       {

@@ -16,15 +16,15 @@ constexpr char const* trying = "Trying to connect to Redis server at 127.0.0.1:6
 constexpr char const* connected = "Connected to Redis server at 127.0.0.1:6379 (TLS enabled)";
 constexpr char const* setup_ok = "Setup request execution: success";
 constexpr char const* wrongpass =
-    "Setup request execution failed: WRONGPASS invalid username-password pair or user is disabled.";
+   "Setup request execution failed: WRONGPASS invalid username-password pair or user is disabled.";
 constexpr char const* refused =
-    "Failed to connect to Redis server at 127.0.0.1:6379 (TLS disabled): Connection refused";
+   "Failed to connect to Redis server at 127.0.0.1:6379 (TLS disabled): Connection refused";
 constexpr char const* handshake_failed =
-    "Failed to connect to Redis server at 127.0.0.1:6379 (TLS enabled): certificate verify failed";
+   "Failed to connect to Redis server at 127.0.0.1:6379 (TLS enabled): certificate verify failed";
 constexpr char const* read_failed =
-    "Error reading data from the server: tlsv13 alert certificate required";
+   "Error reading data from the server: tlsv13 alert certificate required";
 
-} // namespace
+}  // namespace
 
 BOOST_AUTO_TEST_SUITE(link_health_suite)
 
@@ -60,7 +60,7 @@ BOOST_AUTO_TEST_CASE(a_failed_handshake_lasts_but_a_refused_connection_is_no_tls
    link_health h;
    h.on_log(false, trying);
    h.on_tls_problem("certificate verify failed: hostname mismatch");
-   h.on_tls_problem("we sent the alert 'bad certificate'"); // a consequence: not kept
+   h.on_tls_problem("we sent the alert 'bad certificate'");  // a consequence: not kept
    BOOST_TEST(h.lasting() == error::tls_failed);
    BOOST_TEST(h.lasting_message() == "TLS: certificate verify failed: hostname mismatch");
    h.on_log(true, handshake_failed);

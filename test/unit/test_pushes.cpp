@@ -7,15 +7,24 @@
 #include <vector>
 
 namespace {
-using locksmith::detail::parse_pushes;
-using locksmith::detail::push_event;
 using boost::redis::resp3::node;
 using boost::redis::resp3::type;
+using locksmith::detail::parse_pushes;
+using locksmith::detail::push_event;
 using kind = push_event::kind;
 
-node head(std::size_t n, type t = type::push) { return {t, n, 0, {}}; }
-node text(std::string v, std::size_t depth = 1) { return {type::blob_string, 1, depth, std::move(v)}; }
-node count(int v) { return {type::number, 1, 1, std::to_string(v)}; }
+node head(std::size_t n, type t = type::push)
+{
+   return {t, n, 0, {}};
+}
+node text(std::string v, std::size_t depth = 1)
+{
+   return {type::blob_string, 1, depth, std::move(v)};
+}
+node count(int v)
+{
+   return {type::number, 1, 1, std::to_string(v)};
+}
 
 // One push as the server sends it: >3 kind channel third.
 std::vector<node> push(std::string word, std::string channel, node third)
@@ -37,20 +46,23 @@ BOOST_AUTO_TEST_SUITE(pushes)
 
 BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
 {
-   auto const got = parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("t1")),
-                                      push("unsubscribe", "a", count(0))}),
-                                 "locksmith:");
-   std::vector<push_event> const want{{kind::subscribed, "a", ""}, {kind::message, "a", "t1"}, {kind::unsubscribed, "a", ""}};
+   auto const got =
+      parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("t1")),
+                        push("unsubscribe", "a", count(0))}),
+                   "locksmith:");
+   std::vector<push_event> const want{
+      {kind::subscribed, "a", ""}, {kind::message, "a", "t1"}, {kind::unsubscribed, "a", ""}};
    BOOST_TEST((got == want));
 }
 
 BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
 {
    // The marker is the key prefix, which sorts before every lock channel under it.
-   auto const got = parse_pushes(
-      cat({push("subscribe", "locksmith:", count(1)), push("subscribe", "locksmith:{b}:released", count(2))}),
-      "locksmith:");
-   std::vector<push_event> const want{{kind::connected, "", ""}, {kind::subscribed, "locksmith:{b}:released", ""}};
+   auto const got = parse_pushes(cat({push("subscribe", "locksmith:", count(1)),
+                                      push("subscribe", "locksmith:{b}:released", count(2))}),
+                                 "locksmith:");
+   std::vector<push_event> const want{{kind::connected, "", ""},
+                                      {kind::subscribed, "locksmith:{b}:released", ""}};
    BOOST_TEST((got == want));
    // A message published to the marker's channel by someone else is noise.
    BOOST_TEST(parse_pushes(push("message", "locksmith:", text("x")), "locksmith:").empty());
@@ -65,9 +77,12 @@ BOOST_AUTO_TEST_CASE(other_pushes_and_stray_replies_are_skipped_whole)
    // SUBSCRIBE (-NOPERM), and a push whose channel is an aggregate; then one that counts.
    std::vector<node> const pmessage{head(4), text("pmessage"), text("p*"), text("p1"), text("")};
    std::vector<node> const pong{{type::simple_string, 1, 0, "PONG"}};
-   std::vector<node> const refused{{type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
-   std::vector<node> const nested{head(3), text("message"), {type::array, 1, 1, {}}, text("x", 2), text("")};
-   auto const got = parse_pushes(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}), "");
+   std::vector<node> const refused{
+      {type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
+   std::vector<node> const nested{
+      head(3), text("message"), {type::array, 1, 1, {}}, text("x", 2), text("")};
+   auto const got =
+      parse_pushes(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}), "");
    std::vector<push_event> const want{{kind::message, "c", ""}};
    BOOST_TEST((got == want));
 }

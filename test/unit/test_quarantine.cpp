@@ -5,10 +5,8 @@
 
 namespace {
 using namespace std::chrono_literals;
-using locksmith::config;
-using locksmith::detail::effective_quarantine;
-using locksmith::detail::parse_uptime;
-using locksmith::detail::trusted_from;
+using namespace locksmith;
+using namespace locksmith::detail;
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(quarantine)
@@ -29,7 +27,8 @@ BOOST_AUTO_TEST_CASE(default_is_30_s_with_three_nodes_or_more_and_none_below)
 
 BOOST_AUTO_TEST_CASE(uptime_is_read_from_info_server)
 {
-   auto const info = "# Server\r\nredis_version:7.0.15\r\nuptime_in_seconds:42\r\nuptime_in_days:0\r\n";
+   auto const info =
+      "# Server\r\nredis_version:7.0.15\r\nuptime_in_seconds:42\r\nuptime_in_days:0\r\n";
    BOOST_TEST(parse_uptime(info).value().count() == 42);
    BOOST_TEST(parse_uptime("uptime_in_seconds:0").value().count() == 0);
    BOOST_TEST(!parse_uptime("# Server\r\nredis_version:7.0.15\r\n"));
@@ -43,7 +42,8 @@ BOOST_AUTO_TEST_CASE(uptime_is_read_from_info_server)
 BOOST_AUTO_TEST_CASE(trust_starts_a_quarantine_after_the_server_started_never_sooner)
 {
    auto const now = std::chrono::steady_clock::now();
-   // Up 3.9 s reads as 3 s: trusted from (now - 3 s) + 30 s, later than the true (now - 3.9 s) + 30 s.
+   // Up 3.9 s reads as 3 s: trusted from (now - 3 s) + 30 s, later than the true (now - 3.9 s) + 30
+   // s.
    BOOST_TEST((trusted_from(now, 3s, 30s) == now + 27s));
    BOOST_TEST((trusted_from(now, 100s, 30s) < now));  // up long ago: trusted at once
 }

@@ -12,9 +12,12 @@ namespace locksmith::detail {
 std::ostream& operator<<(std::ostream& os, outcome o)
 {
    switch (o) {
-      case outcome::pending: return os << "pending";
-      case outcome::won: return os << "won";
-      case outcome::lost: return os << "lost";
+   case outcome::pending:
+      return os << "pending";
+   case outcome::won:
+      return os << "won";
+   case outcome::lost:
+      return os << "lost";
    }
    return os << "outcome(" << static_cast<int>(o) << ")";
 }
@@ -78,8 +81,8 @@ BOOST_AUTO_TEST_CASE(quorum_of_is_the_smallest_strict_majority)
       BOOST_TEST_CONTEXT("n = " << n)
       {
          BOOST_TEST(quorum_of(n) == reference_quorum(n));
-         BOOST_TEST(2 * quorum_of(n) > n);          // a majority
-         BOOST_TEST(2 * (quorum_of(n) - 1) <= n);   // and no larger than needed
+         BOOST_TEST(2 * quorum_of(n) > n);         // a majority
+         BOOST_TEST(2 * (quorum_of(n) - 1) <= n);  // and no larger than needed
          BOOST_TEST(vote_counter{n}.quorum() == quorum_of(n));
       }
    }

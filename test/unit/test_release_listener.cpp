@@ -20,12 +20,16 @@ struct fixture {
    std::vector<std::pair<std::size_t, std::string>> sent;  // node, "+channel" or "-channel"
    release_listener l;
 
-   explicit fixture(std::size_t nodes, std::chrono::milliseconds linger = std::chrono::milliseconds{0}, std::size_t max_lingering = 1024)
-   : l{ioc.get_executor(), nodes,
-       {[this](std::size_t i, std::string const& c) { sent.emplace_back(i, "+" + c); },
-        [this](std::size_t i, std::string const& c) { sent.emplace_back(i, "-" + c); }},
-       linger, max_lingering}
-   { }
+   explicit fixture(std::size_t nodes,
+                    std::chrono::milliseconds linger = std::chrono::milliseconds{0},
+                    std::size_t max_lingering = 1024)
+       : l{ioc.get_executor(),
+           nodes,
+           {[this](std::size_t i, std::string const& c) { sent.emplace_back(i, "+" + c); },
+            [this](std::size_t i, std::string const& c) { sent.emplace_back(i, "-" + c); }},
+           linger,
+           max_lingering}
+   {}
 
    void ack(std::size_t node, kind k, std::string const& c = "ch", std::string payload = {})
    {
@@ -110,9 +114,9 @@ BOOST_AUTO_TEST_CASE(an_idle_channel_is_forgotten_once_its_unsubscribe_is_confir
    BOOST_TEST(f.l.events("ch") > 0u);  // node 1 has not confirmed yet: still tracked
    f.ack(1, kind::unsubscribed);
    BOOST_TEST(f.l.events("ch") == 0u);  // forgotten
-   f.ack(0, kind::message);              // a late message on a forgotten channel: ignored
+   f.ack(0, kind::message);             // a late message on a forgotten channel: ignored
    BOOST_TEST(f.l.events("ch") == 0u);
-   f.l.release("ch");                    // an extra release: harmless
+   f.l.release("ch");  // an extra release: harmless
    BOOST_TEST(f.sent.size() == 4u);
 }
 

@@ -6,18 +6,20 @@
 #include <ostream>
 
 namespace locksmith::detail {
-std::ostream& operator<<(std::ostream& os, next_step s) { return os << static_cast<int>(s); }
+std::ostream& operator<<(std::ostream& os, next_step s)
+{
+   return os << static_cast<int>(s);
+}
 }  // namespace locksmith::detail
 
 namespace {
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::detail::attempt_facts;
-using locksmith::detail::final_error;
-using locksmith::detail::next_after;
-using locksmith::detail::next_step;
+using namespace locksmith;
+using namespace locksmith::detail;
 
-attempt_facts taken() { return {.lost = error::lock_taken, .by_message = true}; }
+attempt_facts taken()
+{
+   return {.lost = error::lock_taken, .by_message = true};
+}
 
 }  // namespace
 

@@ -14,13 +14,13 @@
 
 namespace {
 
+using boost::redis::generic_response;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
 using locksmith::error;
 using locksmith::error_code;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::ownership;
-using boost::redis::generic_response;
-using boost::redis::resp3::node;
-using boost::redis::resp3::type;
 
 generic_response reply(std::vector<node> nodes)
 {
@@ -36,7 +36,10 @@ generic_response server_error_reply(std::string diagnostic, type t = type::simpl
    return r;
 }
 
-node number(std::string v, std::size_t depth) { return node{type::number, 1, depth, std::move(v)}; }
+node number(std::string v, std::size_t depth)
+{
+   return node{type::number, 1, depth, std::move(v)};
+}
 
 // The acquire script's `{flag, value}`.
 generic_response pair(std::string flag, std::string value)
@@ -47,9 +50,8 @@ generic_response pair(std::string flag, std::string value)
 error_code const unexpected_reply = error::unexpected_reply;
 
 // A parse that must fail. Failures name the caller's line.
-void check_acquire_rejects(
-   generic_response const& r,
-   std::source_location at = std::source_location::current())
+void check_acquire_rejects(generic_response const& r,
+                           std::source_location at = std::source_location::current())
 {
    BOOST_TEST_CONTEXT("called from line " << at.line())
    {
@@ -58,9 +60,8 @@ void check_acquire_rejects(
    }
 }
 
-void check_ownership_rejects(
-   generic_response const& r,
-   std::source_location at = std::source_location::current())
+void check_ownership_rejects(generic_response const& r,
+                             std::source_location at = std::source_location::current())
 {
    BOOST_TEST_CONTEXT("called from line " << at.line())
    {
@@ -77,12 +78,8 @@ void check_ok(error_code const& ec, std::source_location at = std::source_locati
 
 char const* name(ownership o)
 {
-   switch (o) {
-      case ownership::done: return "done";
-      case ownership::not_owner: return "not_owner";
-      case ownership::expired: return "expired";
-   }
-   return "?";
+   constexpr char const* names[] = {"done", "not_owner", "expired"};  // in the enum's order
+   return names[static_cast<int>(o)];
 }
 
 }  // namespace
@@ -137,7 +134,7 @@ BOOST_AUTO_TEST_CASE(extend_refreshes_the_fence_key_as_acquire_sets_it)
    BOOST_TEST(refresh < extend.find("return 1"));
    std::string const acquire{acquire_script().text};
    auto const sets_fence =
-       "redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])";
+      "redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])";
    BOOST_TEST(acquire.find(sets_fence) != std::string::npos);
 }
 

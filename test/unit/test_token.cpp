@@ -17,9 +17,15 @@ namespace {
 using locksmith::detail::random_token;
 using locksmith::detail::to_hex;
 
-bool is_lower_hex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool is_lower_hex(char c)
+{
+   return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 
-int hex_digit(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+int hex_digit(char c)
+{
+   return c <= '9' ? c - '0' : c - 'a' + 10;
+}
 
 }  // namespace
 
@@ -28,12 +34,10 @@ BOOST_AUTO_TEST_SUITE(token)
 BOOST_AUTO_TEST_CASE(to_hex_of_known_bytes)
 {
    BOOST_TEST(to_hex({}) == "00000000000000000000000000000000");
-   BOOST_TEST(to_hex({0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b,
-                      0x0c, 0x0d, 0x0e, 0x0f})
-              == "000102030405060708090a0b0c0d0e0f");
-   BOOST_TEST(to_hex({0xde, 0xad, 0xbe, 0xef, 0x00, 0x10, 0x20, 0x7f, 0x80, 0x9a, 0xa9, 0xc3,
-                      0x3c, 0xf0, 0x0f, 0xff})
-              == "deadbeef0010207f809aa9c33cf00fff");
+   BOOST_TEST(to_hex({0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c,
+                      0x0d, 0x0e, 0x0f}) == "000102030405060708090a0b0c0d0e0f");
+   BOOST_TEST(to_hex({0xde, 0xad, 0xbe, 0xef, 0x00, 0x10, 0x20, 0x7f, 0x80, 0x9a, 0xa9, 0xc3, 0x3c,
+                      0xf0, 0x0f, 0xff}) == "deadbeef0010207f809aa9c33cf00fff");
    std::array<std::uint8_t, 16> all_ff;
    all_ff.fill(0xff);
    BOOST_TEST(to_hex(all_ff) == "ffffffffffffffffffffffffffffffff");

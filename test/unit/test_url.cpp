@@ -9,9 +9,7 @@
 namespace {
 
 using namespace std::string_view_literals;
-using locksmith::detail::node_url;
-using locksmith::detail::parse_url;
-using locksmith::detail::redacted;
+using namespace locksmith::detail;
 
 }  // namespace
 
@@ -164,7 +162,7 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_urls)
            "redis://::1:6379"sv,
            "redis://ho st"sv,
            "redis://host?db=1"sv,
-       }) {
+        }) {
       BOOST_TEST_CONTEXT("url \"" << bad << "\"")
       {
          BOOST_TEST(!parse_url(bad).has_value());

@@ -15,19 +15,8 @@
 namespace {
 
 using namespace std::chrono_literals;
-using locksmith::config;
-using locksmith::error;
-using locksmith::error_code;
-using locksmith::lock_options;
-using locksmith::max_key_size;
-using locksmith::max_ttl;
-using locksmith::min_ttl;
-using locksmith::detail::validate_config;
-using locksmith::detail::validate_name;
-using locksmith::detail::renewal_room;
-using locksmith::detail::validate_options;
-using locksmith::detail::validate_ttl;
-namespace wait_strategy = locksmith::wait_strategy;
+using namespace locksmith;
+using namespace locksmith::detail;
 
 // The client's default node timeout, which validate_options weighs the TTL against.
 auto const node_timeout = locksmith::config{}.node_timeout;
@@ -36,9 +25,10 @@ error_code const ok{};
 error_code const invalid = error::invalid_argument;
 
 error_code const all_errors[] = {
-   error::invalid_argument, error::lock_taken,       error::wait_timeout, error::quorum_unreachable,
-   error::lease_lost,       error::not_owner,        error::lease_expired, error::not_held,
-   error::unexpected_reply, error::validity_expired,
+   error::invalid_argument,   error::lock_taken, error::wait_timeout,
+   error::quorum_unreachable, error::lease_lost, error::not_owner,
+   error::lease_expired,      error::not_held,   error::unexpected_reply,
+   error::validity_expired,
 };
 
 }  // namespace

@@ -17,7 +17,10 @@ using locksmith::detail::valid_until;
 constexpr clock::time_point start = clock::time_point{} + 1000h;
 
 // Durations as nanosecond counts, which BOOST_TEST can print.
-constexpr long long ns(clock::duration d) { return std::chrono::nanoseconds{d}.count(); }
+constexpr long long ns(clock::duration d)
+{
+   return std::chrono::nanoseconds{d}.count();
+}
 
 }  // namespace
 

@@ -36,7 +36,8 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
          n.reply.ec = error::auth_failed;
       } else if (*c == 's') {
          n.v = vote::failed;
-         n.reply.resp = boost::redis::adapter::error{boost::redis::resp3::type::simple_error, "ERR wrong"};
+         n.reply.resp =
+            boost::redis::adapter::error{boost::redis::resp3::type::simple_error, "ERR wrong"};
       } else if (*c == 'm') {
          n.v = vote::failed;
          n.malformed = true;
@@ -116,9 +117,10 @@ BOOST_AUTO_TEST_CASE(the_holders_shortest_pttl_the_slowest_answer_and_the_highes
 BOOST_AUTO_TEST_CASE(a_key_may_be_wherever_the_attempt_was_sent_and_not_refused_as_taken)
 {
    auto r = votes("ynffp");
-   r.nodes[3].reply.sent = false;  // silent: refused without being written
+   r.nodes[3].reply.sent = false;        // silent: refused without being written
    auto const may = may_hold_key(r, 6);  // the sixth node had not been reached when it was decided
-   BOOST_TEST(may == (std::vector<bool>{true, false, true, false, true, true}), boost::test_tools::per_element());
+   BOOST_TEST(may == (std::vector<bool>{true, false, true, false, true, true}),
+              boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

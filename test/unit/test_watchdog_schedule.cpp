@@ -7,7 +7,10 @@
 #include <ostream>
 
 namespace locksmith::detail {
-std::ostream& operator<<(std::ostream& os, renewal_step s) { return os << static_cast<int>(s); }
+std::ostream& operator<<(std::ostream& os, renewal_step s)
+{
+   return os << static_cast<int>(s);
+}
 }  // namespace locksmith::detail
 
 namespace {
@@ -20,7 +23,11 @@ clock_type::time_point const t0{std::chrono::hours{1}};
 // A lease of 3 s taken at t0, valid until t0 + 2.9 s, 50 ms node timeout, no margin.
 renewal_facts held()
 {
-   return {.renewed_at = t0, .valid_until = t0 + 2900ms, .ttl = 3000ms, .node_timeout = 50ms, .loss_margin = 0ms};
+   return {.renewed_at = t0,
+           .valid_until = t0 + 2900ms,
+           .ttl = 3000ms,
+           .node_timeout = 50ms,
+           .loss_margin = 0ms};
 }
 
 }  // namespace

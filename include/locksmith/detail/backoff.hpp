@@ -14,10 +14,8 @@ namespace locksmith::detail {
 /// The pause of a spinning waiter before its next try: interval plus a uniform extra in
 /// [0, jitter], cut to the time left before the wait's deadline.
 template <class Random>
-std::chrono::microseconds spin_delay(
-   wait_strategy::spin const& s,
-   std::chrono::microseconds left,
-   Random& random)
+std::chrono::microseconds spin_delay(wait_strategy::spin const& s, std::chrono::microseconds left,
+                                     Random& random)
 {
    using std::chrono::microseconds;
    auto const jitter = std::max<std::int64_t>(microseconds{s.jitter}.count(), 0);
@@ -30,14 +28,13 @@ std::chrono::microseconds spin_delay(
 /// expire by itself (`pttl`, as the failed try reported it), plus a millisecond so that the
 /// retry does not land just before the expiry. A key without TTL (pttl < 0, set by hand) is
 /// probed every `fallback`. Cut to the time left before the wait's deadline.
-inline std::chrono::microseconds expiry_delay(
-   std::chrono::milliseconds pttl,
-   std::chrono::milliseconds fallback,
-   std::chrono::microseconds left)
+inline std::chrono::microseconds expiry_delay(std::chrono::milliseconds pttl,
+                                              std::chrono::milliseconds fallback,
+                                              std::chrono::microseconds left)
 {
    using std::chrono::microseconds;
-   auto const delay = pttl.count() < 0 ? microseconds{fallback}
-                                       : microseconds{pttl + std::chrono::milliseconds{1}};
+   auto const delay =
+      pttl.count() < 0 ? microseconds{fallback} : microseconds{pttl + std::chrono::milliseconds{1}};
    return std::clamp(delay, microseconds{0}, std::max(left, microseconds{0}));
 }
 
@@ -47,11 +44,9 @@ inline std::chrono::microseconds expiry_delay(
 /// several round trips, within [200 µs, node_timeout / 10]: a few milliseconds of sleep, where
 /// a round trip takes 100 µs, would cost more than the split. Cut to the time left.
 template <class Random>
-std::chrono::microseconds lots_delay(
-   std::chrono::microseconds slowest_reply,
-   std::chrono::milliseconds node_timeout,
-   std::chrono::microseconds left,
-   Random& random)
+std::chrono::microseconds lots_delay(std::chrono::microseconds slowest_reply,
+                                     std::chrono::milliseconds node_timeout,
+                                     std::chrono::microseconds left, Random& random)
 {
    using std::chrono::microseconds;
    auto const cap = std::max(microseconds{node_timeout} / 10, microseconds{200});

@@ -45,12 +45,12 @@ private:
    void clear_lasting() noexcept;
 
    std::string last_problem_;
-   std::string tls_attempt_; // the TLS problem of the current attempt, if any
-   std::string tls_config_;  // a TLS file that cannot be loaded: every attempt fails
+   std::string tls_attempt_;  // the TLS problem of the current attempt, if any
+   std::string tls_config_;   // a TLS file that cannot be loaded: every attempt fails
    error_code lasting_;
    std::string lasting_message_;
 };
 
-} // namespace locksmith::detail
+}  // namespace locksmith::detail
 
 #endif

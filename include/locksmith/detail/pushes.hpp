@@ -38,14 +38,13 @@ inline std::string_view connection_marker(std::string_view prefix) noexcept
 
 /// The pushes among RESP3 nodes read from a subscriber connection, in order. A push is an
 /// aggregate at depth 0 whose first element names its kind and whose second is the channel
-/// (`message`, `subscribe`, `unsubscribe`); a message's third element is its payload. Anything else is skipped whole, nested aggregates
-/// included: pattern messages, anything on the connection marker but its confirmation (which
-/// reads as `connected`), errors (a SUBSCRIBE refused by an ACL), and a reply that Boost.Redis
-/// took for a push.
-/// `marker` is the connection marker (connection_marker(prefix)).
-std::vector<push_event> parse_pushes(
-   std::vector<boost::redis::resp3::node> const& nodes,
-   std::string_view marker);
+/// (`message`, `subscribe`, `unsubscribe`); a message's third element is its payload. Anything else
+/// is skipped whole, nested aggregates included: pattern messages, anything on the connection
+/// marker but its confirmation (which reads as `connected`), errors (a SUBSCRIBE refused by an
+/// ACL), and a reply that Boost.Redis took for a push. `marker` is the connection marker
+/// (connection_marker(prefix)).
+std::vector<push_event> parse_pushes(std::vector<boost::redis::resp3::node> const& nodes,
+                                     std::string_view marker);
 
 }  // namespace locksmith::detail
 

@@ -19,10 +19,9 @@ std::optional<std::chrono::seconds> parse_uptime(std::string_view info) noexcept
 
 /// From when a node's votes count: `quarantine` after its server started. The uptime is in whole
 /// seconds, rounded down, so the server started no later than `learned_at - uptime`.
-inline std::chrono::steady_clock::time_point trusted_from(
-   std::chrono::steady_clock::time_point learned_at,
-   std::chrono::seconds uptime,
-   std::chrono::milliseconds quarantine) noexcept
+inline std::chrono::steady_clock::time_point
+trusted_from(std::chrono::steady_clock::time_point learned_at, std::chrono::seconds uptime,
+             std::chrono::milliseconds quarantine) noexcept
 {
    return learned_at - uptime + quarantine;
 }

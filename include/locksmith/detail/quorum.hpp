@@ -7,7 +7,10 @@
 namespace locksmith::detail {
 
 /// The majority of n nodes: n/2 + 1. One node is its own quorum.
-constexpr std::size_t quorum_of(std::size_t n) noexcept { return n / 2 + 1; }
+constexpr std::size_t quorum_of(std::size_t n) noexcept
+{
+   return n / 2 + 1;
+}
 
 /// Where a fan-out stands.
 enum class outcome { pending, won, lost };
@@ -17,9 +20,9 @@ enum class outcome { pending, won, lost };
 class vote_counter {
 public:
    explicit constexpr vote_counter(std::size_t nodes) noexcept
-   : nodes_{nodes}
-   , quorum_{quorum_of(nodes)}
-   { }
+       : nodes_{nodes}
+       , quorum_{quorum_of(nodes)}
+   {}
 
    /// Records one node's vote; returns the outcome so far.
    constexpr outcome record(bool yes) noexcept

@@ -8,22 +8,25 @@ namespace locksmith::detail {
 
 /// What a waiter knows after an acquire attempt that did not win.
 struct attempt_facts {
-   error_code lost;                      // why: lock_taken, quorum_unreachable, unexpected_reply, validity_expired,
-                                         // auth_failed, tls_failed
-   bool no_wait = false;                 // async_try_lock, or a wait of zero
-   bool out_of_time = false;             // the wait's deadline has passed
-   bool split_vote = false;              // taken, but some nodes said yes to us: another contender split the vote
+   error_code lost;  // why: lock_taken, quorum_unreachable, unexpected_reply, validity_expired,
+                     // auth_failed, tls_failed
+   bool no_wait = false;      // async_try_lock, or a wait of zero
+   bool out_of_time = false;  // the wait's deadline has passed
+   bool split_vote =
+      false;  // taken, but some nodes said yes to us: another contender split the vote
    bool by_message = false;              // the subscribe strategy
    bool subscription_confirmed = false;  // the release channel is confirmed on a quorum
-   bool event_since_attempt = false;     // a release message (or a confirmation, or a reconnect) came since the try went out
+   bool event_since_attempt =
+      false;  // a release message (or a confirmation, or a reconnect) came since the try went out
 };
 
 /// What the waiter does next.
 enum class next_step {
-   give_up,              // complete with final_error()
-   draw_lots,            // sleep a random fraction of a node timeout, then try: both sides of a split would meet again at once
-   retry_now,            // something happened since the try went out: try again at once
-   await_subscription,   // subscribe if not yet, sleep until the subscription is confirmed, then try
+   give_up,    // complete with final_error()
+   draw_lots,  // sleep a random fraction of a node timeout, then try: both sides of a split would
+               // meet again at once
+   retry_now,  // something happened since the try went out: try again at once
+   await_subscription,  // subscribe if not yet, sleep until the subscription is confirmed, then try
    sleep_until_release,  // sleep until a release message, or until the holder's key expires
    sleep_spin,           // sleep a jittered interval (spin strategy, or no quorum to wait on)
 };

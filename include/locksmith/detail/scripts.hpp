@@ -17,7 +17,7 @@ namespace locksmith::detail {
 struct script {
    std::string_view name;  // for messages
    std::string_view text;
-   std::string sha1;       // lower-case hex
+   std::string sha1;  // lower-case hex
 };
 
 /// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms.
@@ -43,8 +43,8 @@ std::string sha1_hex(std::string_view text);
 /// What the acquire script answered.
 struct acquire_reply {
    bool acquired = false;
-   std::int64_t fence = 0;                     // when acquired
-   std::chrono::milliseconds pttl{0};          // when not: time left on the holder's key, -1 none
+   std::int64_t fence = 0;             // when acquired
+   std::chrono::milliseconds pttl{0};  // when not: time left on the holder's key, -1 none
 };
 
 /// What the release and extend scripts answered.

@@ -20,27 +20,23 @@ error_code validate_ttl(std::chrono::milliseconds ttl) noexcept;
 
 /// error::invalid_argument for a negative drift, or one (given, or the default for the TTL)
 /// that is not below the TTL: no validity could ever be left.
-error_code validate_drift(
-   std::chrono::milliseconds ttl,
-   std::optional<std::chrono::milliseconds> drift) noexcept;
+error_code validate_drift(std::chrono::milliseconds ttl,
+                          std::optional<std::chrono::milliseconds> drift) noexcept;
 
 /// What the watchdog's schedule leaves a renewed lease to spare, before any loss margin:
 /// ttl - ttl/3 - drift - 2 × node_timeout (ttl/3 in whole ms; drift given, or the default for the
 /// TTL). The first renewal starts at ttl/3 and must answer, within one node timeout, before the
 /// loss at valid_until - node_timeout - loss_margin, where valid_until = ttl - drift: so renewal
 /// has room only when loss_margin is below this. See lock_options::renew.
-std::chrono::milliseconds renewal_room(
-   std::chrono::milliseconds ttl,
-   std::optional<std::chrono::milliseconds> drift,
-   std::chrono::milliseconds node_timeout) noexcept;
+std::chrono::milliseconds renewal_room(std::chrono::milliseconds ttl,
+                                       std::optional<std::chrono::milliseconds> drift,
+                                       std::chrono::milliseconds node_timeout) noexcept;
 
 /// The name, the TTL, the drift, a negative wait, a drift not below the TTL, a spin interval that
 /// is not positive or a negative jitter, and, with renew, a TTL that leaves no room to renew
 /// (loss_margin not below renewal_room(ttl, drift, node_timeout), the client's node timeout).
-error_code validate_options(
-   std::string_view name,
-   lock_options const& opts,
-   std::chrono::milliseconds node_timeout) noexcept;
+error_code validate_options(std::string_view name, lock_options const& opts,
+                            std::chrono::milliseconds node_timeout) noexcept;
 
 /// No nodes, a malformed URL, a prefix with a brace, a node timeout that is not positive, or a
 /// TLS client certificate without its key (or a key without its certificate).

@@ -20,11 +20,10 @@ constexpr std::chrono::milliseconds default_drift(std::chrono::milliseconds ttl)
 /// relied on: start + ttl - drift. Measured from the start, because the key may have been set
 /// at any moment after it. Empty when no validity is left at `now` (validity =
 /// ttl - (now - start) - drift is not positive), which makes the attempt count as lost.
-constexpr std::optional<clock::time_point> valid_until(
-   clock::time_point start,
-   clock::time_point now,
-   std::chrono::milliseconds ttl,
-   std::chrono::milliseconds drift) noexcept
+constexpr std::optional<clock::time_point> valid_until(clock::time_point start,
+                                                       clock::time_point now,
+                                                       std::chrono::milliseconds ttl,
+                                                       std::chrono::milliseconds drift) noexcept
 {
    auto const deadline = start + ttl - drift;
    if (now >= deadline)

@@ -32,7 +32,8 @@ std::chrono::milliseconds renewal_retry_interval(std::chrono::milliseconds ttl) 
 /// When the watchdog wakes next, planned at `now`: a third of the TTL after the last renewal
 /// (a retry interval from now after a failure), or the loss deadline if that renewal could not
 /// start in time; never after the loss deadline or max_hold's end.
-std::chrono::steady_clock::time_point next_wake(renewal_facts const& f, std::chrono::steady_clock::time_point now) noexcept;
+std::chrono::steady_clock::time_point next_wake(renewal_facts const& f,
+                                                std::chrono::steady_clock::time_point now) noexcept;
 
 /// What the watchdog does when it wakes.
 enum class renewal_step {

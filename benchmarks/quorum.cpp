@@ -33,14 +33,31 @@ struct quorum_summary {
    std::optional<double> unreachable_p50_us, unreachable_p99_us;
    std::optional<double> commands_per_acquisition, requests_per_acquisition;  // live nodes only
    std::optional<double> client_cpu_us_per_acquisition;
-   std::optional<double> p99_over_healthy_us;  // cycle p99 minus that of the run with none frozen
+   std::optional<double> p99_over_healthy_us;   // cycle p99 minus that of the run with none frozen
+   std::optional<double> p50_ratio, cpu_ratio;  // cycle p50 and client CPU over the healthy run's
    std::int64_t overlaps = 0, failures = 0;
    std::string error;
    bool renew = true;
    bool sane = false;
 };
 
-quorum_summary summarize(run_result& r, std::optional<double> healthy_p99)
+// The run with no node frozen, which the others are measured against.
+struct healthy_run {
+   std::optional<double> p50, p99, cpu;
+};
+
+// Issue 9's targets with nodes frozen, as ratios to the healthy run of the same invocation.
+constexpr double p50_ratio_target = 1.1;
+constexpr double cpu_ratio_target = 1.2;
+
+std::optional<double> ratio(std::optional<double> a, std::optional<double> b)
+{
+   if (!a || !b || *b <= 0)
+      return std::nullopt;
+   return *a / *b;
+}
+
+quorum_summary summarize(run_result& r, healthy_run const& healthy)
 {
    quorum_summary s;
    s.nodes = static_cast<int>(r.spec.nodes.size());
@@ -60,8 +77,12 @@ quorum_summary summarize(run_result& r, std::optional<double> healthy_p99)
    s.commands_per_acquisition = per(as_double(r.commands), n);
    s.requests_per_acquisition = per(as_double(r.requests), n);
    s.client_cpu_us_per_acquisition = per(r.client_cpu_ms, n, 1000.0);
-   if (healthy_p99 && s.cycle_us.p99 && s.frozen > 0)
-      s.p99_over_healthy_us = *s.cycle_us.p99 - *healthy_p99;
+   if (healthy.p99 && s.cycle_us.p99 && s.frozen > 0)
+      s.p99_over_healthy_us = *s.cycle_us.p99 - *healthy.p99;
+   if (s.frozen > 0 && s.reachable) {
+      s.p50_ratio = ratio(s.cycle_us.p50, healthy.p50);
+      s.cpu_ratio = ratio(s.client_cpu_us_per_acquisition, healthy.cpu);
+   }
    s.overlaps = r.overlaps;
    s.failures = r.failures;
    s.error = r.first_error;
@@ -94,6 +115,12 @@ std::string to_json(quorum_summary const& s)
    if (s.p99_over_healthy_us)
       j.field("p99_target_met",
               *s.p99_over_healthy_us <= quorum_p99_allowance_us ? "true" : "false");
+   j.field("cycle_p50_ratio_to_healthy", json_number(s.p50_ratio));
+   j.field("client_cpu_ratio_to_healthy", json_number(s.cpu_ratio));
+   if (s.p50_ratio && s.cpu_ratio)
+      j.field("ratio_targets_met",
+              *s.p50_ratio <= p50_ratio_target && *s.cpu_ratio <= cpu_ratio_target ? "true"
+                                                                                   : "false");
    j.field("quorum_unreachable", count(s.unreachable));
    j.field("quorum_unreachable_p50_us", json_number(s.unreachable_p50_us));
    j.field("quorum_unreachable_p99_us", json_number(s.unreachable_p99_us));
@@ -110,13 +137,23 @@ std::string to_json(quorum_summary const& s)
 }
 
 constexpr char const* row_format =
-   "%-8s %5s %6s %7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %7s %7s %4s %4s\n";
+   "%-8s %5s %6s %7s %8s %8s %8s %8s %8s %8s %8s %6s %6s %7s %8s %7s %7s %4s %4s\n";
 
 std::string quorum_table_header()
 {
    return underlined(table_line(row_format, "scenario", "nodes", "frozen", "acq", "acq/s",
                                 "cyc p50", "cyc p90", "cyc p99", "acq p50", "acq p99", "+p99",
-                                "unreach", "unr p50", "req/acq", "cli/acq", "ovl", "fail"));
+                                "p50/h", "cpu/h", "unreach", "unr p50", "req/acq", "cli/acq", "ovl",
+                                "fail"));
+}
+
+std::string ratio_cell(std::optional<double> r)
+{
+   if (!r)
+      return "-";
+   char buf[16];
+   std::snprintf(buf, sizeof buf, "%.2f", *r);
+   return buf;
 }
 
 std::string table_row(quorum_summary const& s)
@@ -125,9 +162,9 @@ std::string table_row(quorum_summary const& s)
    return table_line(row_format, "quorum", n(s.nodes), n(s.frozen), n(s.acquisitions),
                      number(s.acquisitions_per_s), cell(s.cycle_us.p50), cell(s.cycle_us.p90),
                      cell(s.cycle_us.p99), cell(s.acquire_us.p50), cell(s.acquire_us.p99),
-                     cell(s.p99_over_healthy_us), n(s.unreachable), cell(s.unreachable_p50_us),
-                     cell(s.requests_per_acquisition), cell(s.client_cpu_us_per_acquisition),
-                     n(s.overlaps), n(s.failures)) +
+                     cell(s.p99_over_healthy_us), ratio_cell(s.p50_ratio), ratio_cell(s.cpu_ratio),
+                     n(s.unreachable), cell(s.unreachable_p50_us), cell(s.requests_per_acquisition),
+                     cell(s.client_cpu_us_per_acquisition), n(s.overlaps), n(s.failures)) +
           failure_note(s.error);
 }
 
@@ -135,7 +172,8 @@ constexpr char const* legend =
    "times in microseconds; cyc: async_lock start to async_unlock end, one attempt (wait 0) per\n"
    "cycle; acq: async_lock alone; +p99: cyc p99 over the run with no node frozen (target: at "
    "most\n"
-   "2000); unreach: attempts that ended in quorum_unreachable, as they must when more than\n"
+   "2000); p50/h, cpu/h: cyc p50 and cli/acq over the healthy run's (targets: at most 1.1 and\n"
+   "1.2); unreach: attempts that ended in quorum_unreachable, as they must when more than\n"
    "nodes - quorum are frozen; unr p50: how long such an attempt took; req/acq: requests\n"
    "(EVALSHA, EVAL) per acquisition on the nodes not frozen; cli/acq: worker CPU us per "
    "acquisition\n";
@@ -172,7 +210,7 @@ bool run_quorum(quorum_plan const& plan)
    auto const urls = node_urls(plan, own);
    bool const progress = ::isatty(STDERR_FILENO) != 0;
    bool sane = true;
-   std::optional<double> healthy_p99;
+   healthy_run healthy;
    if (!plan.json)
       std::cout << quorum_table_header() << std::flush;
    for (std::size_t i = 0; i < plan.frozen.size(); ++i) {
@@ -205,9 +243,9 @@ bool run_quorum(quorum_plan const& plan)
          (*it)->resume();
       if (progress)
          std::cerr << "\r\033[K" << std::flush;
-      auto const s = summarize(r, healthy_p99);
-      if (s.frozen == 0 && s.cycle_us.p99)
-         healthy_p99 = s.cycle_us.p99;
+      auto const s = summarize(r, healthy);
+      if (s.frozen == 0)
+         healthy = {s.cycle_us.p50, s.cycle_us.p99, s.client_cpu_us_per_acquisition};
       std::cout << (plan.json ? to_json(s) + "\n" : table_row(s)) << std::flush;
       if (!s.sane) {
          sane = false;

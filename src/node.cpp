@@ -108,6 +108,7 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
                        : nullptr}
     , cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_, on_connected_)}
     , sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
+    , gated_{cfg.nodes.size() > 1}
     , quarantine_{effective_quarantine(cfg)}
     , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
                                             : std::chrono::steady_clock::time_point::min()}
@@ -236,7 +237,7 @@ void redis_node::start_eval(std::shared_ptr<script_call const> call,
    auto const now = std::chrono::steady_clock::now();
    auto p = std::make_shared<pending_eval>(pending_eval{
       std::move(call), std::move(still_wanted), std::move(done), now, now + timeout, {}});
-   if (!gate_.open() && !even_if_silent)
+   if (gated_ && !gate_.open() && !even_if_silent)
       return refuse(*p);
    exec_eval(std::move(p), false);
 }
@@ -288,8 +289,10 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
             return self->exec_eval(std::move(p), true);
          if (ec == asio::error::operation_aborted && !self->stopped_) {
             ec = asio::error::timed_out;
-            if (self->gate_.on_timeout())
+            if (self->gated_ && self->gate_.on_timeout())
                self->probe();
+         } else if (!ec) {
+            self->gate_.on_answer();
          }
          auto const& health = *self->cmd_health_;
          if (ec && health.lasting() && !self->stopped_) {

@@ -168,7 +168,10 @@ private:
    push_handler on_push_;
    bool stopped_ = false;
    bool reconnecting_ = false;
-   // Once a call timed out, new calls are refused at once until the node answers a PING.
+   // Once a call timed out, new calls are refused at once until the node answers again (the
+   // PING sent then, or an earlier call). Only with other nodes beside it: the single node of a
+   // client is the quorum, and a refused call could only fail where a queued one may succeed.
+   bool gated_;
    silence_gate gate_;
 
    // Restart quarantine. The command connection's logger reports each new connection; the

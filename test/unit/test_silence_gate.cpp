@@ -48,4 +48,17 @@ BOOST_AUTO_TEST_CASE(a_failed_probe_is_sent_again_while_silent)
    BOOST_TEST(g.open());
 }
 
+BOOST_AUTO_TEST_CASE(an_earlier_calls_answer_opens_it_too_and_one_probe_stays_on_its_way)
+{
+   silence_gate g;
+   (void)g.on_timeout();
+   g.on_answer();  // a slow node caught up
+   BOOST_TEST(g.open());
+   BOOST_TEST(g.probing());
+   // Silent again before the first probe came back: that probe still stands for it.
+   BOOST_TEST(!g.on_timeout());
+   BOOST_TEST(!g.on_probe(true));
+   BOOST_TEST(g.open());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

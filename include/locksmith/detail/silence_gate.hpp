@@ -7,8 +7,9 @@ namespace locksmith::detail {
 /// Whether a node is fed new calls. Once a call of ours has timed out, the node is silent: new
 /// calls are refused at once instead of being queued behind those it has not answered (a frozen
 /// server answers none of them, and each one queued costs the client CPU until it does), and a
-/// single probe waits for its answer. The probe's answer opens the gate again. No I/O: the node
-/// sends the probe when told to.
+/// single probe waits for its answer. Any answer, the probe's or that of a call sent earlier,
+/// opens the gate again: a node that was only slow is fed again as soon as it catches up. No
+/// I/O: the node sends the probe when told to.
 class silence_gate {
 public:
    /// True while calls may be sent.
@@ -31,6 +32,9 @@ public:
          silent_ = false;
       return silent_ && start_probe();
    }
+
+   /// A call sent earlier was answered: the node is not frozen. A probe on its way stays so.
+   void on_answer() noexcept { silent_ = false; }
 
    bool probing() const noexcept { return probing_; }
 

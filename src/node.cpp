@@ -140,7 +140,8 @@ void redis_node::start(push_handler on_push)
    for (auto const* s : {&acquire_script(), &release_script(), &extend_script()})
       req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp, [req, resp](error_code, std::size_t) {});
+   exec_command(cmd_, *req, *resp,
+                [self = shared_from_this(), req, resp](error_code, std::size_t) {});
 }
 
 void redis_node::run_commands()
@@ -315,7 +316,7 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 void redis_node::send_pubsub(redis::request req)
 {
    auto r = std::make_shared<redis::request>(std::move(req));
-   sub_.async_exec(*r, redis::ignore, [r](error_code, std::size_t) {});
+   sub_.async_exec(*r, redis::ignore, [self = shared_from_this(), r](error_code, std::size_t) {});
 }
 
 void redis_node::subscribe(std::string const& channel)

@@ -113,6 +113,10 @@ public:
 /// every command has a reply: Boost.Redis 1.92 reads a reply as a push while the request at the
 /// head of its queue expects none (a SUBSCRIBE), and from then on matches every reply to the wrong
 /// request. Pub/sub therefore has a connection of its own.
+///
+/// Every operation started on either connection holds the node (shared_from_this) until it
+/// completes: Boost.Redis's operations use their connection until then, so the node, which owns
+/// both connections, must not end before the last of them.
 class redis_node final : public node, public std::enable_shared_from_this<redis_node> {
 public:
    redis_node(boost::asio::any_io_executor ex, node_url url, config const& cfg);

@@ -7,11 +7,11 @@
 // runs as root on a kernel that has netem, else a TCP proxy in front of each node). Each
 // holder counts itself into an occupancy counter on the resource (a second holder is an overlap)
 // and makes a write that the resource accepts only with a fencing token above the last one it
-// saw. Each holder also waits for its lease's loss signal and measures there how much of the
-// lease's validity is left. At the end it checks every node for lock keys left behind and
-// subscriptions left over, prints one JSON summary, and exits 1 on an overlap outside a restart's
-// window, a loss signalled after valid_until, a hang, an orphan key, a leftover subscription or a
-// crashed worker (2 when it could not run, or was interrupted).
+// saw. Each holder also waits for its lease's loss signal, measures there how much of the
+// lease's validity is left, and stops holding. At the end it checks every node for lock keys left
+// behind and subscriptions left over, prints one JSON summary, and exits 1 on an overlap outside a
+// restart's window, a loss signalled after valid_until, a hang, an orphan key, a leftover
+// subscription or a crashed worker (2 when it could not run, or was interrupted).
 //
 //   locksmith-chaos --duration 60s
 //   locksmith-chaos --nodes 5 --processes 4 --coroutines 8 --names 8 --duration 10m
@@ -318,6 +318,9 @@ int parse_options(int argc, char** argv, chaos_options& o)
       ->check(CLI::Range(1, 256));
    app.add_option("--names", o.names, "lock names (default 8)")->check(CLI::Range(1, 100000));
    app.add_option("--duration", duration, "how long to inject faults, e.g. 60s, 10m (default 60s)");
+   app.add_option("--hold-ms", o.hold_ms,
+                  "each holder holds for a random time below this; a loss ends it (default 1)")
+      ->check(CLI::Range(1, 600000));
    app.add_option("--ttl-ms", o.ttl_ms, "lease TTL (default 2000; renewed by the watchdog)")
       ->check(CLI::Range(200, 600000));
    app.add_option("--quarantine-ms", o.quarantine_ms, "config::restart_quarantine (default 3000)")

@@ -67,19 +67,27 @@ public:
        , shm_{shm}
    {}
    // Should the worker's frame go first (an exception), a wait still pending reads no lease.
-   ~loss_watch() { st_->lease = nullptr; }
+   ~loss_watch()
+   {
+      st_->lease = nullptr;
+      st_->work = nullptr;
+   }
    loss_watch(loss_watch const&) = delete;
    loss_watch& operator=(loss_watch const&) = delete;
 
-   // `l` must live until finish() has returned.
-   void start(locksmith::lease& l)
+   // `l` and `work` must live until finish() has returned. A loss cancels `work` (the holder's
+   // hold): the holder stops working at the loss signal, before valid_until.
+   void start(locksmith::lease& l, asio::steady_timer& work)
    {
       st_->lease = &l;
+      st_->work = &work;
       st_->pending = true;
       st_->done.expires_at(clock_type::time_point::max());
       l.async_wait_lost([st = st_, &shm = shm_](locksmith::error_code ec) {
          if (!ec && st->lease)
             record_loss(shm, st->lease->valid_until() - clock_type::now());
+         if (!ec && st->work)
+            st->work->cancel();
          st->pending = false;
          st->done.cancel();
       });
@@ -91,12 +99,14 @@ public:
       if (st_->pending)
          co_await st_->done.async_wait(asio::as_tuple(asio::use_awaitable));
       st_->lease = nullptr;
+      st_->work = nullptr;
    }
 
 private:
    struct state {
       asio::steady_timer done;  // cancelled when the wait has completed
       locksmith::lease* lease = nullptr;
+      asio::steady_timer* work = nullptr;
       bool pending = false;
    };
    std::shared_ptr<state> st_;
@@ -122,7 +132,7 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
          ++shm.lock_errors;
          continue;
       }
-      watch.start(l);
+      watch.start(l, hold);
       auto const occupancy = co_await eval(resource, enter_script, "occ:" + name);
       if (occupancy > 1) {
          ++shm.overlaps;
@@ -136,8 +146,12 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
          ++shm.stale_writes;
       if (occupancy < 0 || wrote < 0)
          ++shm.resource_errors;
-      hold.expires_after(std::chrono::microseconds{rng() % 1000});
-      co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
+      // Holds for a while, unless the lease was lost meanwhile: the loss ends the hold.
+      if (!l.lost()) {
+         hold.expires_after(
+            std::chrono::microseconds{rng() % (1000u * static_cast<unsigned>(o.hold_ms))});
+         co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
       if (co_await eval(resource, leave_script, "occ:" + name) < 0)
          ++shm.resource_errors;
       auto [uec] = co_await locks.async_unlock(l, tuple);

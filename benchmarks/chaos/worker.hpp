@@ -17,6 +17,7 @@ struct chaos_options {
    int nodes = 5, processes = 4, coroutines = 8, names = 8;
    int seconds = 60;
    int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
+   int hold_ms = 1;  // each holder holds for a random time below this
    bool restarts = true, delay = true;
 };
 

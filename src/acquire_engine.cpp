@@ -56,7 +56,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       auto token = random_token();
       auto const seen = listener_.events(channel);
       auto const t0 = clock::now();
-      auto const call = acquire_call(ctx_.cfg.prefix, name, token, opts.ttl);
+      auto const call = acquire_call(ctx_.cfg.prefix, name, token, opts.ttl, ctx_.nodes.size() > 1);
       auto [ec, r] =
          co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
       describe(r, ctx_.nodes, diag);

@@ -137,7 +137,7 @@ void redis_node::start(push_handler on_push)
    // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
    // and so does one whose cache is emptied later (restart, failover, SCRIPT FLUSH).
    auto req = std::make_shared<redis::request>();
-   for (auto const* s : {&acquire_script(), &release_script(), &extend_script()})
+   for (auto const* s : all_scripts())
       req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
    exec_command(cmd_, *req, *resp,

@@ -10,8 +10,6 @@
 #include <locksmith/detail/validate.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -47,6 +45,7 @@ client_core::client_core(asio::any_io_executor e, config c)
     , listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
     , queue_{ctx_.ex}
     , acquire_{ctx_, queue_, listener_}
+    , dog_{ctx_}
 {
    ctx_.config_error = validate_config(ctx_.cfg);
 }
@@ -57,6 +56,7 @@ client_core::client_core(asio::any_io_executor e, config c,
     , listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
     , queue_{ctx_.ex}
     , acquire_{ctx_, queue_, listener_}
+    , dog_{ctx_}
 {
    ctx_.cfg.nodes.assign(ctx_.nodes.size(), "redis://fake");
    ctx_.config_error = validate_config(ctx_.cfg);
@@ -90,6 +90,7 @@ void client_core::start()
 void client_core::halt()
 {
    ctx_.stopped = true;
+   dog_.stop();  // held leases expire by their TTL
    // Wake every sleeping and queued waiter: each sees `stopped` and completes.
    listener_.wake_all();
    queue_.close();
@@ -130,12 +131,11 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence,
                                            w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
-   if (opts.renew)
-      asio::co_spawn(
-         ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
-         asio::detached);
-   else
-      asio::co_spawn(ctx_.ex, expire(st), asio::detached);
+   st->renew = opts.renew;
+   st->loss_margin = opts.loss_margin;
+   if (opts.max_hold.count() > 0)
+      st->cap = st->renewed_at + std::min(opts.max_hold, forever);
+   dog_.keep(*st);
    return lease{std::move(st)};
 }
 

@@ -1,7 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The client's owner of parts (DESIGN.md, "Components"): the nodes and what they share
 // (client_context), the in-process queue (local_queue), the release listener, and the acquire
-// engine; leases get a watchdog (watchdog.hpp). Everything here lives on the client's executor.
+// engine, and the watchdog of its leases (watchdog.hpp). Everything here lives on the client's
+// executor.
 #ifndef LOCKSMITH_SRC_CLIENT_CORE_HPP
 #define LOCKSMITH_SRC_CLIENT_CORE_HPP
 
@@ -11,6 +12,7 @@
 #include "local_queue.hpp"
 #include "node.hpp"
 #include "release_listener.hpp"
+#include "watchdog.hpp"
 
 #include <locksmith/config.hpp>
 #include <locksmith/lease.hpp>
@@ -71,6 +73,7 @@ private:
    release_listener listener_;
    local_queue queue_;
    acquire_engine acquire_;
+   watchdog dog_;
 };
 
 }  // namespace locksmith::detail

@@ -2,6 +2,7 @@
 #include "lease_state.hpp"
 
 #include "client_core.hpp"
+#include "watchdog.hpp"
 
 namespace locksmith::detail {
 
@@ -16,7 +17,6 @@ lease_state::lease_state(std::shared_ptr<client_core> const& c, std::string n, s
     , drift{opts.drift}
     , renewed_at{start}
     , valid_until{until}
-    , watchdog{c->executor()}
     , lost_event{c->executor(), clock::time_point::max()}
 {}
 
@@ -25,10 +25,17 @@ void lease_state::end(status s) noexcept
    if (st != status::held)
       return;
    st = s;
-   watchdog.cancel();
+   if (dog)
+      dog->forget(*this);
    lost_event.cancel();
    if (s != status::released)
       leave_slot();
+}
+
+lease_state::~lease_state()
+{
+   if (dog)
+      dog->forget(*this);
 }
 
 void lease_state::leave_slot() noexcept

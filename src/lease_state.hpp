@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,8 +20,9 @@
 namespace locksmith::detail {
 
 class client_core;
+class watchdog;
 
-struct lease_state {
+struct lease_state : std::enable_shared_from_this<lease_state> {
    using clock = std::chrono::steady_clock;
    enum class status { held, released, dropped, lost };
 
@@ -39,13 +41,23 @@ struct lease_state {
    status st = status::held;
 
    boost::asio::steady_timer
-      watchdog;  // the renewal loop sleeps on it; cancelled when the lease ends
-   boost::asio::steady_timer
       lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
 
    bool in_slot = true;  // holds the name's place in the in-process queue
 
    std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
+
+   // The watchdog's part (watchdog.hpp): whether it renews the lease or only sees it expire,
+   // where max_hold ends, the loss margin, whether the last renewal failed, and the lease's
+   // place in its queue while it waits there.
+   bool renew = true;
+   clock::time_point cap = clock::time_point::max();
+   std::chrono::milliseconds loss_margin{0};
+   bool failing = false;
+   watchdog* dog = nullptr;  // the watchdog whose queue holds the lease, if any
+   std::multimap<clock::time_point, lease_state*>::iterator queued_at;
+
+   ~lease_state();
 
    /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
    /// it is being released, it also frees the name for the next local waiter; an unlock does that

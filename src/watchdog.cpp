@@ -72,6 +72,7 @@ void watchdog::stop() noexcept
    for (auto& [at, st] : queue_)
       st->dog = nullptr;
    queue_.clear();
+   due_.clear();
    timer_.cancel();
    armed_for_ = clock::time_point::max();
 }
@@ -107,7 +108,6 @@ void watchdog::on_timer()
    auto const now = clock::now();
    auto const horizon = now + batch_window;
    auto const node_timeout = ctx_.cfg.node_timeout;
-   std::vector<std::shared_ptr<lease_state>> due;
    std::vector<std::pair<clock::time_point, lease_state*>> later;
    while (!queue_.empty() && queue_.begin()->first <= horizon) {
       auto& st = *queue_.begin()->second;
@@ -139,15 +139,41 @@ void watchdog::on_timer()
          later.emplace_back(wake, &st);
          continue;
       }
-      due.push_back(st.shared_from_this());
+      due_.push_back(st.shared_from_this());
    }
    for (auto const& [at, st] : later)
       schedule(*st, at);
-   for (std::size_t i = 0; i < due.size(); i += max_batch) {
-      auto const end = std::min(due.size(), i + max_batch);
-      renew({due.begin() + static_cast<long>(i), due.begin() + static_cast<long>(end)});
-   }
+   renew_next();
    arm();
+}
+
+void watchdog::renew_next()
+{
+   // One renewal call at a time: a burst of leases due together (taken together) then goes out
+   // in calls of up to max_batch, each sent when the last one is answered, instead of queueing
+   // behind each other on the connections until the last ones time out.
+   if (renewing_ || due_.empty() || ctx_.stopped)
+      return;
+   auto const now = clock::now();
+   std::vector<std::shared_ptr<lease_state>> batch;
+   std::size_t taken = 0;
+   for (; taken < due_.size() && batch.size() < max_batch; ++taken) {
+      auto& st = *due_[taken];
+      if (st.st != status::held)
+         continue;  // ended while it waited for its turn
+      // Waiting may have taken it past the last moment a renewal could start.
+      auto const f = facts(st, ctx_.cfg.node_timeout);
+      auto const step = on_wake(f, now);
+      if (step == renewal_step::lose)
+         st.end(status::lost);
+      else if (step == renewal_step::sleep)
+         schedule(st, loss_deadline(f));
+      else
+         batch.push_back(std::move(due_[taken]));
+   }
+   due_.erase(due_.begin(), due_.begin() + static_cast<long>(taken));
+   if (!batch.empty())
+      renew(std::move(batch));
 }
 
 void watchdog::renew(std::vector<std::shared_ptr<lease_state>> batch)
@@ -157,6 +183,7 @@ void watchdog::renew(std::vector<std::shared_ptr<lease_state>> batch)
    for (auto const& st : batch)
       leases.push_back({&st->name, &st->token, st->ttl});
    auto const call = extend_call(ctx_.cfg.prefix, leases);
+   renewing_ = true;
    auto const n = ctx_.nodes.size();
    auto round = std::make_shared<renewal_round>(
       renewal_round{std::move(batch), std::vector<node_reply>(n), n, clock::now(), ctx_.work});
@@ -171,8 +198,11 @@ void watchdog::renew(std::vector<std::shared_ptr<lease_state>> batch)
             round->replies[i] = std::move(r);
             if (--round->left > 0)
                return;
-            if (auto self = alive.lock())
+            if (auto self = alive.lock()) {
+               (*self)->renewing_ = false;
                (*self)->settle(round->batch, round->replies, round->t0);
+               (*self)->renew_next();
+            }
             round->work->done();
          });
    }

@@ -7,7 +7,8 @@
 // One queue and one timer serve every lease of the client, ordered by when each is due: no
 // coroutine and no timer per lease. The leases that fall due together (within batch_window) are
 // renewed together, with one extend script call per node for up to max_batch of them, and each
-// is settled on its own quorum once every node has answered or timed out.
+// is settled on its own quorum once every node has answered or timed out. One such call is in
+// flight at a time: what falls due meanwhile goes in the next.
 #ifndef LOCKSMITH_SRC_WATCHDOG_HPP
 #define LOCKSMITH_SRC_WATCHDOG_HPP
 
@@ -56,6 +57,7 @@ private:
    void schedule(lease_state& st, clock::time_point at);
    void arm();
    void on_timer();
+   void renew_next();
    void renew(std::vector<std::shared_ptr<lease_state>> batch);
    void settle(std::vector<std::shared_ptr<lease_state>> const& batch,
                std::vector<node_reply> const& replies, clock::time_point t0);
@@ -64,6 +66,8 @@ private:
    boost::asio::steady_timer timer_;
    clock::time_point armed_for_ = clock::time_point::max();
    std::multimap<clock::time_point, lease_state*> queue_;
+   std::vector<std::shared_ptr<lease_state>> due_;  // due, waiting for the call in flight
+   bool renewing_ = false;                          // a renewal call is in flight
    // Handlers (the timer's, the renewals') hold this weakly: after the watchdog is gone, they
    // find it expired and touch nothing.
    std::shared_ptr<watchdog*> alive_ = std::make_shared<watchdog*>(this);

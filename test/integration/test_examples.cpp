@@ -1,6 +1,6 @@
 // The examples, run as processes against a real redis-server: what each prints, its exit code,
-// and what it leaves in Redis. Built only with the examples (LOCKSMITH_BUILD_TOOLS); the HTTP
-// gateway has tests of its own.
+// and what it leaves in Redis. Built only with the examples (LOCKSMITH_BUILD_TOOLS). The HTTP
+// gateway is not tested here.
 #include "support/keys.hpp"
 #include "support/preconditions.hpp"
 #include "support/redis_server.hpp"
@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(basic_lock_locks_by_hand_then_scoped, *utf::timeout(60))
    auto const out = p.out();
    // While held, try_lock answers lock_taken, and a short wait times out.
    BOOST_TEST(matches(out, R"(try_lock again: .* \(expected\))"), out);
-   BOOST_TEST(matches(out, R"(unlocked: Success)"), out);
+   BOOST_TEST(contains(out, "unlocked: Success"), out);
    BOOST_TEST(contains(out, "body returned 42, lock released"), out);
    BOOST_TEST(matches(out, R"(second async_lock threw: .* \(expected\))"), out);
    auto const tokens = numbers(out, R"(fencing token +(\d+))");

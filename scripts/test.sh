@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test (unit, then integration against real redis-server processes
-# that the tests start themselves on free loopback ports).
+# that the tests start themselves on free loopback ports, then the package tests: a find_package and
+# a FetchContent consumer built outside this build, see test/package/).
 #
 #   scripts/test.sh [--sanitize address,undefined | --sanitize thread] [ctest options...]
 #
 # --sanitize builds the library, the tool and both test binaries with those sanitizers into a
 # build directory of their own (build-asan for address,undefined, build-tsan for thread, else
-# build-san), and runs the same tests there. A finding fails the test that made it.
+# build-san), and runs the same tests there, but for the package tests. A finding fails the test
+# that made it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=

@@ -14,6 +14,7 @@ lease_state::lease_state(std::shared_ptr<client_core> const& c, std::string n, s
     , fence{f}
     , ttl{opts.ttl}
     , drift{opts.drift}
+    , acquired_at{start}
     , renewed_at{start}
     , valid_until{until}
     , watchdog{c->executor()}
@@ -27,6 +28,8 @@ void lease_state::end(status s) noexcept
    st = s;
    watchdog.cancel();
    lost_event.cancel();
+   if (auto c = core.lock())
+      c->observer().lease_ended(*this, s == status::lost);
    if (s != status::released)
       leave_slot();
 }

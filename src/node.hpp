@@ -5,6 +5,8 @@
 #ifndef LOCKSMITH_SRC_NODE_HPP
 #define LOCKSMITH_SRC_NODE_HPP
 
+#include "log.hpp"
+
 #include <locksmith/config.hpp>
 #include <locksmith/detail/link_health.hpp>
 #include <locksmith/detail/pushes.hpp>
@@ -184,6 +186,8 @@ private:
    std::chrono::milliseconds quarantine_;
    std::chrono::steady_clock::time_point trusted_from_;
    unsigned connections_ = 0;
+
+   log_sink log_;  // config::logger
 };
 
 }  // namespace locksmith::detail

@@ -59,7 +59,9 @@ asio::awaitable<void> watch(std::weak_ptr<client_core> weak, std::shared_ptr<lea
       }
       if (step == renewal_step::sleep)
          continue;
+      auto const before = st->valid_until;
       auto const ec = co_await core->extend(st, st->ttl, nullptr);
+      core->observer().renewal(*st, ec, before);
       if (!ec) {
          failing = false;
       } else if (ec == error::not_owner || ec == error::lease_expired) {

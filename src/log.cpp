@@ -18,7 +18,9 @@ void connection_log::on_line(bool problem, std::string_view line)
    bool const connected = line.starts_with("Connected to");
    if (!problem && !connected)
       return;
-   auto const level = connected ? log_level::info : failing_ ? log_level::debug : log_level::warning;
+   auto const level = connected  ? log_level::info
+                      : failing_ ? log_level::debug
+                                 : log_level::warning;
    failing_ = !connected;
    sink_(level, [&] {
       std::string text = label_ + ": " + std::string{line};

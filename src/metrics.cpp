@@ -89,11 +89,8 @@ std::string to_prometheus(metrics_snapshot const& m)
    out.counter("leases_lost_total", "Leases that the watchdog declared lost.", m.leases_lost);
    out.family("wakes_total", "counter", "What ended a waiter's sleep between two attempts.");
    std::pair<char const*, std::uint64_t> const wakes[] = {
-      {"message", m.wakes.message},
-      {"ttl_timer", m.wakes.ttl_timer},
-      {"spin", m.wakes.spin},
-      {"lots", m.wakes.lots},
-      {"subscription", m.wakes.subscription},
+      {"message", m.wakes.message}, {"ttl_timer", m.wakes.ttl_timer},       {"spin", m.wakes.spin},
+      {"lots", m.wakes.lots},       {"subscription", m.wakes.subscription},
    };
    for (auto const& [source, n] : wakes)
       out.sample("", "{source=" + quoted(source) + '}', std::to_string(n));
@@ -123,10 +120,19 @@ metrics_snapshot empty_metrics()
 
 std::string error_label(error_code ec)
 {
-   static constexpr std::string_view names[] = {
-      "",          "invalid_argument", "lock_taken",       "wait_timeout", "quorum_unreachable",
-      "lease_lost", "not_owner",       "lease_expired",    "not_held",     "unexpected_reply",
-      "validity_expired", "auth_failed", "tls_failed"};
+   static constexpr std::string_view names[] = {"",
+                                                "invalid_argument",
+                                                "lock_taken",
+                                                "wait_timeout",
+                                                "quorum_unreachable",
+                                                "lease_lost",
+                                                "not_owner",
+                                                "lease_expired",
+                                                "not_held",
+                                                "unexpected_reply",
+                                                "validity_expired",
+                                                "auth_failed",
+                                                "tls_failed"};
    static_assert(std::size(names) == static_cast<std::size_t>(error::tls_failed) + 1);
    auto const v = ec.value();
    if (ec.category() == error_category() && v > 0 && v < static_cast<int>(std::size(names)))

@@ -100,8 +100,7 @@ void telemetry::renewal(lease_state const& st, error_code ec, clock::time_point 
    log_(log_level::warning, [&] {
       return "renewal of '" + st.name + "' failed: " + ec.message() +
              (final ? std::string{"; the key is gone or taken"}
-                    : "; retrying, " + std::to_string(ms(before - now)) +
-                         " ms of validity left");
+                    : "; retrying, " + std::to_string(ms(before - now)) + " ms of validity left");
    });
 }
 

@@ -57,16 +57,16 @@ struct wake_counts {
 
 /// A client's counters and histograms since it was made (see client::metrics). A plain value.
 struct metrics_snapshot {
-   std::uint64_t acquisitions = 0;    ///< leases granted (async_lock, async_try_lock)
+   std::uint64_t acquisitions = 0;     ///< leases granted (async_lock, async_try_lock)
    std::vector<error_count> failures;  ///< lock operations that granted no lease, by error
-   histogram wait;         ///< from the call to the grant, of the acquisitions
-   histogram hold;         ///< from the grant to the lease's end (unlock, loss or drop)
-   histogram renewal_slack;  ///< validity left when a watchdog renewal succeeded
+   histogram wait;                     ///< from the call to the grant, of the acquisitions
+   histogram hold;                     ///< from the grant to the lease's end (unlock, loss or drop)
+   histogram renewal_slack;            ///< validity left when a watchdog renewal succeeded
    std::uint64_t renewals = 0;         ///< watchdog renewals that succeeded
    std::uint64_t renewal_failures = 0;  ///< watchdog renewals that failed (retried, or lost)
-   std::uint64_t leases_lost = 0;      ///< leases that the watchdog declared lost
-   wake_counts wakes;                  ///< what ended the sleeps of waiters
-   std::vector<node_votes> votes;      ///< per node, in config order
+   std::uint64_t leases_lost = 0;       ///< leases that the watchdog declared lost
+   wake_counts wakes;                   ///< what ended the sleeps of waiters
+   std::vector<node_votes> votes;       ///< per node, in config order
 };
 
 /// The snapshot in Prometheus' text exposition format (version 0.0.4): a `# HELP` and a `# TYPE`

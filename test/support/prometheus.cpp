@@ -139,8 +139,7 @@ void check_histograms(prometheus_text const& t)
             if (buckets[i]->value < buckets[i - 1]->value)
                fail("buckets not cumulative", family);
          auto const count = t.value(family + "_count", labels);
-         if (buckets.back()->labels.at("le") != "+Inf" || !count ||
-             *count != buckets.back()->value)
+         if (buckets.back()->labels.at("le") != "+Inf" || !count || *count != buckets.back()->value)
             fail("the +Inf bucket is missing or differs from _count", family);
       }
    }

@@ -43,7 +43,8 @@ BOOST_AUTO_TEST_CASE(a_value_falls_in_the_first_bucket_whose_bound_is_at_least_t
    locksmith::histogram h{.bounds = {0.001, 0.01, 0.1}};
    for (double v : {0.0, 0.001, 0.0011, 0.01, 0.1, 0.2, 50.0})
       h.record(v);
-   BOOST_TEST(h.counts == (std::vector<std::uint64_t>{2, 2, 1, 2}), boost::test_tools::per_element());
+   BOOST_TEST(h.counts == (std::vector<std::uint64_t>{2, 2, 1, 2}),
+              boost::test_tools::per_element());
    BOOST_TEST(h.count == 7u);
    BOOST_TEST(h.sum == 50.3121, boost::test_tools::tolerance(1e-9));
 }
@@ -80,7 +81,8 @@ BOOST_AUTO_TEST_CASE(counters_histograms_and_labels_render_as_prometheus_reads_t
    BOOST_TEST(*t.value("locksmith_lock_wait_seconds_bucket", {{"le", "10"}}) == 3);
    BOOST_TEST(*t.value("locksmith_lock_wait_seconds_bucket", {{"le", "+Inf"}}) == 4);
    BOOST_TEST(*t.value("locksmith_lock_wait_seconds_count") == 4);
-   BOOST_TEST(*t.value("locksmith_lock_wait_seconds_sum") == 20.0062, boost::test_tools::tolerance(1e-9));
+   BOOST_TEST(*t.value("locksmith_lock_wait_seconds_sum") == 20.0062,
+              boost::test_tools::tolerance(1e-9));
    BOOST_TEST(*t.value("locksmith_leases_lost_total") == 1);
    BOOST_TEST(*t.value("locksmith_wakes_total", {{"source", "message"}}) == 4);
    // A label value with a quote and a backslash comes back as it was.

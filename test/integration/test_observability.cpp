@@ -119,6 +119,20 @@ BOOST_AUTO_TEST_CASE(a_noscript_fallback_is_logged)
    BOOST_TEST(log.count(log_level::info, srv.url() + ": NOSCRIPT") == 1u, log.all());
 }
 
+BOOST_AUTO_TEST_CASE(a_node_in_restart_quarantine_is_logged)
+{
+   log_lines log;
+   auto quarantined = cfg();
+   quarantined.restart_quarantine = 30s;  // the server has just started
+   locksmith::client c{ioc.get_executor(), log.into(quarantined)};
+   run(ioc, [&]() -> asio::awaitable<void> {
+      BOOST_TEST(co_await eventually([&] {
+                    return log.count(log_level::warning, srv.url() + ": restarted recently") == 1;
+                 }),
+                 log.all());
+   }());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(observability_redlock, servers_fixture, *needs_redis_server())

@@ -88,12 +88,14 @@ std::string to_prometheus(metrics_snapshot const& m)
    out.counter("renewal_failures_total", "Watchdog renewals that failed.", m.renewal_failures);
    out.counter("leases_lost_total", "Leases that the watchdog declared lost.", m.leases_lost);
    out.family("wakes_total", "counter", "What ended a waiter's sleep between two attempts.");
-   std::pair<char const*, std::uint64_t> const wakes[] = {
-      {"message", m.wakes.message}, {"ttl_timer", m.wakes.ttl_timer},       {"spin", m.wakes.spin},
-      {"lots", m.wakes.lots},       {"subscription", m.wakes.subscription},
-   };
-   for (auto const& [source, n] : wakes)
+   auto const wake = [&](char const* source, std::uint64_t n) {
       out.sample("", "{source=" + quoted(source) + '}', std::to_string(n));
+   };
+   wake("message", m.wakes.message);
+   wake("ttl_timer", m.wakes.ttl_timer);
+   wake("spin", m.wakes.spin);
+   wake("lots", m.wakes.lots);
+   wake("subscription", m.wakes.subscription);
    out.family("node_votes_total", "counter", "Acquire votes by node: yes, no, failed, none.");
    for (auto const& v : m.votes) {
       std::pair<char const*, std::uint64_t> const counts[] = {

@@ -189,29 +189,33 @@ void redis_node::learn_uptime(unsigned connection)
    auto req = std::make_shared<redis::request>();
    req->push("INFO", "server");
    auto resp = std::make_shared<redis::generic_response>();
-   exec_command(
-      cmd_, *req, *resp,
-      [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-         // An answer from an older connection says nothing of the server now; a failed
-         // one is asked again on the next connection.
-         if (ec || connection != std::max(self->connections_, 1u))
-            return;
-         auto const now = std::chrono::steady_clock::now();
-         if (resp->has_error() || resp->value().empty()) {
-            self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
-            return;
-         }
-         auto const uptime = parse_uptime(resp->value().front().value);
-         self->trusted_from_ = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
-         if (self->trusted_from_ > now)
-            self->log_(log_level::warning, [&] {
-               return self->name_ + ": restarted recently; its votes count again in " +
-                      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                        self->trusted_from_ - now)
-                                        .count()) +
-                      " ms (config::restart_quarantine)";
-            });
-      });
+   exec_command(cmd_, *req, *resp,
+                [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+                   // An answer from an older connection says nothing of the server now; a failed
+                   // one is asked again on the next connection.
+                   if (ec || connection != std::max(self->connections_, 1u))
+                      return;
+                   auto const now = std::chrono::steady_clock::now();
+                   if (resp->has_error() || resp->value().empty()) {
+                      self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
+                      return;
+                   }
+                   auto const uptime = parse_uptime(resp->value().front().value);
+                   self->trusted_from_ =
+                      uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+                   self->log_quarantine(now);
+                });
+}
+
+void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)
+{
+   if (trusted_from_ <= now)
+      return;
+   log_(log_level::warning, [&] {
+      auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(trusted_from_ - now);
+      return name_ + ": restarted recently; its votes count again in " +
+             std::to_string(left.count()) + " ms (config::restart_quarantine)";
+   });
 }
 
 void redis_node::stop()

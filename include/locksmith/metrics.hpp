@@ -35,7 +35,7 @@ struct histogram {
 /// How often lock operations ended with one error.
 struct error_count {
    error_code ec;
-   std::string name;  ///< a stable label: the enumerator's name (`wait_timeout`), see metrics.cpp
+   std::string name;  ///< its label: the enumerator (`wait_timeout`), `operation_aborted`...
    std::uint64_t count = 0;
 };
 

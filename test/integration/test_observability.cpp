@@ -163,12 +163,16 @@ BOOST_AUTO_TEST_CASE(a_dead_node_is_logged_once_without_its_password)
       // The timed-out calls of the dead node answer after the quorum's decision.
       co_await eventually([&] { return log.count(log_level::warning, "timed out") > 0; });
    }());
+   BOOST_TEST_MESSAGE(log.all());
    BOOST_TEST(log.all().find("s3cret-pw") == std::string::npos, log.all());
    for (auto const& [level, line] : log.lines)
       if (level >= log_level::warning)
          BOOST_TEST(line.starts_with(dead), line);
-   // Warned once per thing that went wrong, not once per call.
+   // Warned once per thing that went wrong, not once per call or reconnection attempt: each
+   // connection lost, and the calls that time out.
    BOOST_TEST(log.count(log_level::warning, "a call timed out") == 1u, log.all());
+   BOOST_TEST(log.count(log_level::warning, dead + " (commands)") == 1u, log.all());
+   BOOST_TEST(log.count(log_level::warning, dead + " (pub/sub)") == 1u, log.all());
    auto const m = c.metrics();
    BOOST_TEST(m.acquisitions == std::uint64_t{cycles + 1});
    BOOST_TEST_REQUIRE(m.votes.size() == 3u);

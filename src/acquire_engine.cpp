@@ -65,6 +65,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
                              t0 + opts.ttl);  // cancelled: the SET may have landed anyway
          co_return result{ec, {}};
       }
+      ctx_.tel.votes("acquire", name, r, ctx_.nodes);
       error_code lost = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift))
@@ -99,8 +100,10 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
    auto const step = next_after(f);
    if (step == next_step::give_up)
       co_return final_error(f);
-   if (step == next_step::retry_now)
+   if (step == next_step::retry_now) {
+      ctx_.tel.woke(step, true);
       co_return error_code{};
+   }
    microseconds delay{};
    std::string const* wake_on = nullptr;
    if (step == next_step::draw_lots) {
@@ -118,7 +121,11 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
    } else {
       delay = spin_delay(c.spin ? *c.spin : wait_strategy::spin{}, left, random_);
    }
-   co_return co_await sleep(delay, wake_on);
+   auto const events = listener_.events(c.channel);
+   auto const ec = co_await sleep(delay, wake_on);
+   if (!ec)
+      ctx_.tel.woke(step, listener_.events(c.channel) != events);
+   co_return ec;
 }
 
 asio::awaitable<error_code> acquire_engine::sleep(microseconds d, std::string const* channel)

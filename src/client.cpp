@@ -48,6 +48,11 @@ void client::cancel()
    core_->stop();
 }
 
+metrics_snapshot client::metrics() const
+{
+   return core_->metrics();
+}
+
 void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
 {
    if (diag)

@@ -2,6 +2,7 @@
 #include "client_core.hpp"
 
 #include "extend.hpp"
+#include "log.hpp"
 #include "release.hpp"
 #include "watchdog.hpp"
 
@@ -48,6 +49,8 @@ client_core::client_core(asio::any_io_executor e, config c)
     , dog_{ctx_}
 {
    ctx_.config_error = validate_config(ctx_.cfg);
+   share_logger(ctx_.cfg);  // before the nodes copy the config
+   ctx_.tel.configure(ctx_.cfg);
 }
 
 client_core::client_core(asio::any_io_executor e, config c,
@@ -60,6 +63,7 @@ client_core::client_core(asio::any_io_executor e, config c,
 {
    ctx_.cfg.nodes.assign(ctx_.nodes.size(), "redis://fake");
    ctx_.config_error = validate_config(ctx_.cfg);
+   ctx_.tel.configure(ctx_.cfg);
 }
 
 release_listener::links client_core::listener_links()
@@ -120,6 +124,11 @@ asio::awaitable<error_code> client_core::close(milliseconds bound)
    co_return clean ? error_code{} : error_code{asio::error::timed_out};
 }
 
+metrics_snapshot client_core::metrics() const
+{
+   return ctx_.tel.snapshot(ctx_.nodes);
+}
+
 void client_core::leave_slot(std::string const& name) noexcept
 {
    if (queue_.leave(name))
@@ -140,6 +149,15 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
 }
 
 asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts,
+                                                            bool try_only, report* diag)
+{
+   auto const start = clock::now();
+   auto r = co_await take(std::move(name), std::move(opts), try_only, diag);
+   ctx_.tel.lock_done(r.ec, clock::now() - start);
+   co_return r;
+}
+
+asio::awaitable<client_core::lock_result> client_core::take(std::string name, lock_options opts,
                                                             bool try_only, report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());

@@ -17,6 +17,7 @@
 #include <locksmith/config.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
+#include <locksmith/metrics.hpp>
 #include <locksmith/report.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -56,6 +57,10 @@ public:
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
                                              std::chrono::milliseconds ttl, report* diag);
 
+   /// The counters so far (client::metrics), and where the parts report to them.
+   metrics_snapshot metrics() const;
+   telemetry& observer() noexcept { return ctx_.tel; }
+
    /// Passes the name to the next local waiter, or forgets it (and its release subscription).
    void leave_slot(std::string const& name) noexcept;
 
@@ -65,6 +70,8 @@ public:
    bool stopped() const noexcept { return ctx_.stopped; }
 
 private:
+   boost::asio::awaitable<lock_result> take(std::string name, lock_options opts, bool try_only,
+                                            report* diag);
    lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts);
    release_listener::links listener_links();
    void halt();

@@ -31,6 +31,7 @@ asio::awaitable<error_code> extend_lease(client_context& ctx, std::shared_ptr<le
    auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
                                         asio::as_tuple(asio::use_awaitable));
    describe(r, ctx.nodes, diag);
+   ctx.tel.votes("extend", st->name, r, ctx.nodes);
    if (ec)
       co_return ec;
    co_return settle_extension(*st, r, t0, ttl);

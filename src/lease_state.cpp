@@ -15,6 +15,7 @@ lease_state::lease_state(std::shared_ptr<client_core> const& c, std::string n, s
     , fence{f}
     , ttl{opts.ttl}
     , drift{opts.drift}
+    , acquired_at{start}
     , renewed_at{start}
     , valid_until{until}
     , lost_event{c->executor(), clock::time_point::max()}
@@ -28,6 +29,8 @@ void lease_state::end(status s) noexcept
    if (dog)
       dog->forget(*this);
    lost_event.cancel();
+   if (auto c = core.lock())
+      c->observer().lease_ended(*this, s == status::lost);
    if (s != status::released)
       leave_slot();
 }

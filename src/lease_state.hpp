@@ -36,7 +36,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
    std::uint64_t fence = 0;
    std::chrono::milliseconds ttl;
    std::optional<std::chrono::milliseconds> drift;
-   clock::time_point renewed_at;  // start of the last acquire or extend that succeeded
+   clock::time_point acquired_at;  // start of the acquire attempt that won
+   clock::time_point renewed_at;   // start of the last acquire or extend that succeeded
    clock::time_point valid_until;
    status st = status::held;
 

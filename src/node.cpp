@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include "log.hpp"
 #include "redis_config.hpp"
 #include "tls.hpp"
 
@@ -24,12 +25,13 @@ namespace {
 // only once per connection attempt. With `on_connected`, it also reports each new connection:
 // Boost.Redis logs "Connected to ..." at info level once the socket is up, before any request is
 // written on it (the restart quarantine asks the server's uptime then).
-redis::logger make_logger(std::shared_ptr<link_health> health,
+redis::logger make_logger(std::shared_ptr<link_health> health, std::shared_ptr<connection_log> log,
                           std::shared_ptr<std::function<void()>> on_connected = nullptr)
 {
    using level = redis::logger::level;
-   return redis::logger{level::info, [health, on_connected](level l, std::string_view msg) {
+   return redis::logger{level::info, [health, log, on_connected](level l, std::string_view msg) {
                            health->on_log(l <= level::warning, msg);
+                           log->on_line(l <= level::warning, msg);
                            if (on_connected && *on_connected && msg.starts_with("Connected to"))
                               (*on_connected)();
                         }};
@@ -106,12 +108,15 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
     , on_connected_{effective_quarantine(cfg).count() > 0
                        ? std::make_shared<std::function<void()>>()
                        : nullptr}
-    , cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_, on_connected_)}
-    , sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
+    , cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_),
+           make_logger(cmd_health_, make_connection_log(cfg, url, "commands"), on_connected_)}
+    , sub_{ex, make_tls_context(url, cfg.tls, sub_health_),
+           make_logger(sub_health_, make_connection_log(cfg, url, "pub/sub"))}
     , gated_{cfg.nodes.size() > 1}
     , quarantine_{effective_quarantine(cfg)}
     , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
                                             : std::chrono::steady_clock::time_point::min()}
+    , log_{cfg}
 {
    sub_.set_receive_response(pushes_);
 }
@@ -198,7 +203,19 @@ void redis_node::learn_uptime(unsigned connection)
                    auto const uptime = parse_uptime(resp->value().front().value);
                    self->trusted_from_ =
                       uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+                   self->log_quarantine(now);
                 });
+}
+
+void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)
+{
+   if (trusted_from_ <= now)
+      return;
+   log_(log_level::warning, [&] {
+      auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(trusted_from_ - now);
+      return name_ + ": restarted recently; its votes count again in " +
+             std::to_string(left.count()) + " ms (config::restart_quarantine)";
+   });
 }
 
 void redis_node::stop()
@@ -286,12 +303,18 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
          auto& r = p->reply;
          // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text
          // once.
-         if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted())
+         if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted()) {
+            self->log_(log_level::info, [&] { return self->name_ + ": NOSCRIPT, sent by EVAL"; });
             return self->exec_eval(std::move(p), true);
+         }
          if (ec == asio::error::operation_aborted && !self->stopped_) {
             ec = asio::error::timed_out;
-            if (self->gated_ && self->gate_.on_timeout())
+            if (self->gated_ && self->gate_.on_timeout()) {
+               self->log_(log_level::warning, [&] {
+                  return self->name_ + ": a call timed out; no more are sent until it answers";
+               });
                self->probe();
+            }
          } else if (!ec) {
             self->gate_.on_answer();
          }

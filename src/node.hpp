@@ -5,6 +5,8 @@
 #ifndef LOCKSMITH_SRC_NODE_HPP
 #define LOCKSMITH_SRC_NODE_HPP
 
+#include "log.hpp"
+
 #include <locksmith/config.hpp>
 #include <locksmith/detail/link_health.hpp>
 #include <locksmith/detail/pushes.hpp>
@@ -152,6 +154,7 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
+   void log_quarantine(std::chrono::steady_clock::time_point now);
    void start_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                    std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
                    bool even_if_silent);
@@ -184,6 +187,8 @@ private:
    std::chrono::milliseconds quarantine_;
    std::chrono::steady_clock::time_point trusted_from_;
    unsigned connections_ = 0;
+
+   log_sink log_;  // config::logger
 };
 
 }  // namespace locksmith::detail

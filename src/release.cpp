@@ -47,6 +47,7 @@ asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<l
    // Only now may the next local waiter try: sooner, it would race its own release.
    st->leave_slot();
    describe(r, ctx.nodes, diag);
+   ctx.tel.votes("release", st->name, r, ctx.nodes);
    if (was_lost)
       co_return error::lease_lost;
    co_return ec ? ec : ownership_result(r);

@@ -243,7 +243,9 @@ void watchdog::settle(std::vector<std::shared_ptr<lease_state>> const& batch,
          count.record(v.v == vote::yes);
       }
       votes.decision = count.state();
+      auto const before = st.valid_until;
       auto const ec = settle_extension(st, votes, t0, st.ttl);
+      ctx_.tel.renewal(st, ec, before);
       if (ec == error::not_owner || ec == error::lease_expired) {
          st.end(status::lost);  // the key is gone or someone else's: no retry can help
          continue;

@@ -6,6 +6,7 @@
 #include <locksmith/error.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
+#include <locksmith/metrics.hpp>
 #include <locksmith/report.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -62,6 +63,13 @@ public:
 
    /// Closes the connections: operations in flight complete with errors, later ones fail.
    void cancel();
+
+   /// The client's counters and histograms since it was made: acquisitions, failures by error,
+   /// wait, hold and renewal slack times, lost leases, what woke waiters, and each node's votes.
+   /// `to_prometheus(c.metrics())` renders them for a scrape. No I/O; a copy of a few hundred
+   /// bytes. Threads: as every operation, call it on the client's executor (the counters are
+   /// plain integers that its handlers write, not atomics), e.g. from a coroutine spawned there.
+   metrics_snapshot metrics() const;
 
    /// Closes the client gracefully: no new lock or extend is accepted (they complete with
    /// operation_aborted), waiting lock operations end with operation_aborted, then it waits until

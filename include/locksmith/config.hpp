@@ -2,6 +2,8 @@
 #ifndef LOCKSMITH_CONFIG_HPP
 #define LOCKSMITH_CONFIG_HPP
 
+#include <locksmith/logger.hpp>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -87,6 +89,17 @@ struct config {
 
    /// TLS for `rediss://` nodes: verified by default (see tls_options).
    tls_options tls = {};
+
+   /// Receives what the client tolerated or noticed, which no operation's result shows: a node
+   /// that failed while the quorum held, connections lost and made, scripts sent whole after
+   /// NOSCRIPT, a silent node no longer fed, restart quarantines, renewals retried, leases lost
+   /// (see log_function for the rules). Empty (the default): nothing is logged, and no line is
+   /// formatted.
+   log_function logger = {};
+
+   /// The least level passed to `logger`; lines below it are not formatted. Default info: debug
+   /// lines come with every wait of every contended acquisition.
+   log_level min_log_level = log_level::info;
 };
 
 }  // namespace locksmith

@@ -147,6 +147,24 @@ BOOST_AUTO_TEST_CASE(locks_follow_a_failover_and_a_lease_whose_key_was_lost_is_l
       90s);
 }
 
+// The master the Sentinels name is made a replica behind their back: its READONLY answer is no
+// server error that ends the wait (unexpected_reply) but a node to ask the Sentinels for again.
+BOOST_AUTO_TEST_CASE(a_readonly_answer_is_a_failed_vote_not_a_server_error)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 10s});
+      co_await c.async_unlock(l);
+      group.replica().command({"REPLICAOF", "NO", "ONE"});
+      group.master().command({"REPLICAOF", "127.0.0.1", std::to_string(group.replica().port())});
+      locksmith::report diag;
+      auto [ec, none] = co_await c.async_try_lock(name, {.ttl = 10s}, diag, tuple);
+      BOOST_TEST(ec == error::quorum_unreachable);
+      BOOST_TEST(mentions(diag.message(), "READONLY"), diag.message());
+   }());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(replica_safety, replicated_fixture, *needs_redis_server())

@@ -6,6 +6,7 @@
 #include "tls.hpp"
 
 #include <locksmith/detail/quarantine.hpp>
+#include <locksmith/detail/replicas.hpp>
 
 #include <boost/asio/cancel_after.hpp>
 #include <boost/asio/consign.hpp>
@@ -113,6 +114,9 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
     , sub_{ex, make_tls_context(url, cfg.tls, sub_health_),
            make_logger(sub_health_, make_connection_log(cfg, url, "pub/sub"))}
     , gated_{cfg.nodes.size() > 1}
+    , sentinel_{url.sentinel()}
+    , wait_replicas_{cfg.wait_replicas}
+    , replica_timeout_{effective_replica_timeout(cfg)}
     , quarantine_{effective_quarantine(cfg)}
     , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
                                             : std::chrono::steady_clock::time_point::min()}
@@ -232,6 +236,8 @@ struct redis_node::pending_eval {
    std::chrono::steady_clock::time_point start;
    std::chrono::steady_clock::time_point deadline;
    node_reply reply;
+   bool waits = false;                       // a WAIT follows the script
+   std::optional<redis::request> with_wait;  // the script and the WAIT, when it does
 };
 
 void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
@@ -253,8 +259,15 @@ void redis_node::start_eval(std::shared_ptr<script_call const> call,
                             std::function<void(node_reply&&)> done, bool even_if_silent)
 {
    auto const now = std::chrono::steady_clock::now();
-   auto p = std::make_shared<pending_eval>(pending_eval{
-      std::move(call), std::move(still_wanted), std::move(done), now, now + timeout, {}});
+   bool const waits = wait_replicas_ > 0 && waits_for_replicas(*call->code);
+   auto p = std::make_shared<pending_eval>(pending_eval{std::move(call),
+                                                        std::move(still_wanted),
+                                                        std::move(done),
+                                                        now,
+                                                        now + timeout,
+                                                        {},
+                                                        waits,
+                                                        std::nullopt});
    if (gated_ && !gate_.open() && !even_if_silent)
       return refuse(*p);
    exec_eval(std::move(p), false);
@@ -291,9 +304,41 @@ void redis_node::probe()
                 });
 }
 
+redis::request const& redis_node::request_for(pending_eval& p, bool by_text) const
+{
+   auto const& script = by_text ? p.call->by_text() : p.call->by_sha;
+   if (!p.waits)
+      return script;
+   // In the same request, so no extra round trip: WAIT counts the replicas that acknowledged
+   // every write of this connection so far, the script's included.
+   p.with_wait = script;
+   p.with_wait->push("WAIT", wait_replicas_, replica_timeout_.count());
+   return *p.with_wait;
+}
+
+error_code redis_node::check_replicas(pending_eval& p) const
+{
+   auto& r = p.reply;
+   auto const acked = take_wait_reply(r.resp);
+   // A reply without a WAIT's fails to parse as the script's, later; a "taken" or "not ours"
+   // wrote nothing that replicas must have.
+   if (!acked || *acked >= std::int64_t{wait_replicas_} || !granted(*p.call->code, r.resp))
+      return {};
+   r.server_message = replicas_message(*acked, wait_replicas_, replica_timeout_);
+   return error::not_enough_replicas;
+}
+
+error_code redis_node::demoted()
+{
+   // The master that the Sentinels named was made a replica (a failover under way): ask them
+   // again. Not a lasting server error, so the attempt may be retried.
+   reconnect();
+   return redis::error::role_check_failed;
+}
+
 void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 {
-   auto const& req = by_text ? p->call->by_text() : p->call->by_sha;
+   auto const& req = request_for(*p, by_text);
    auto const left = p->deadline - std::chrono::steady_clock::now();
    p->reply.resp = {};
    auto& resp = p->reply.resp;
@@ -329,6 +374,10 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
             r.server_message = server_error(r.resp);
             if (is_auth_error(r.server_message))
                ec = error::auth_failed;
+            else if (self->sentinel_ && r.server_message.starts_with("READONLY"))
+               ec = self->demoted();
+         } else if (p->waits) {
+            ec = self->check_replicas(*p);
          }
          r.ec = ec;
          r.latency = std::chrono::steady_clock::now() - p->start;

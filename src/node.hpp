@@ -47,7 +47,7 @@ private:
 
 /// What one node answered to one script call.
 struct node_reply {
-   error_code ec;               // transport error, timeout, auth_failed or tls_failed
+   error_code ec;  // transport error, timeout, auth_failed, tls_failed or not_enough_replicas
    std::string server_message;  // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
@@ -160,6 +160,9 @@ private:
                    bool even_if_silent);
    void refuse(pending_eval& p);
    void probe();
+   boost::redis::request const& request_for(pending_eval& p, bool by_text) const;
+   error_code check_replicas(pending_eval& p) const;
+   error_code demoted();
 
    boost::redis::config cfg_;
    std::string name_;
@@ -180,6 +183,13 @@ private:
    // client is the quorum, and a refused call could only fail where a queued one may succeed.
    bool gated_;
    silence_gate gate_;
+
+   // A master found through Sentinels: a READONLY reply means it was demoted, so the command
+   // connection asks the Sentinels again.
+   bool sentinel_;
+   // config::wait_replicas: WAIT behind each acquire and extend call.
+   unsigned wait_replicas_;
+   std::chrono::milliseconds replica_timeout_;
 
    // Restart quarantine. The command connection's logger reports each new connection; the
    // uptime is asked (INFO server) on it, and until the answer the node's votes do not count.

@@ -45,6 +45,7 @@ struct exec_args {
    std::string tls_ca;                // empty: the system's trust store
    std::string tls_cert;              // empty: no client certificate
    std::string tls_key;
+   unsigned wait_replicas = 0;  // config::wait_replicas
    std::vector<std::string> command;
 };
 

@@ -46,8 +46,11 @@ public:
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only
    /// contender in the process (local_queue::enter), and the arguments outlive the operation.
+   /// With `handed` (a lease that a local holder passed on), the first try takes its key over;
+   /// whatever of it that try does not take over is released.
    boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
-                                          bool no_wait, clock::time_point deadline, report* diag);
+                                          bool no_wait, clock::time_point deadline, report* diag,
+                                          local_queue::handover const* handed = nullptr);
 
 private:
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.

@@ -25,10 +25,12 @@ void add_lease(std::vector<std::string>& keys, std::vector<std::string>& args,
 
 std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, milliseconds ttl,
-                                                bool quorum)
+                                                bool quorum, std::string const* takes_over)
 {
    std::vector<std::string> keys, args;
    add_lease(keys, args, prefix, name, token, ttl);
+   if (takes_over)
+      args.push_back(*takes_over);
    return std::make_shared<script_call>(quorum ? quorum_acquire_script() : acquire_script(),
                                         std::move(keys), std::move(args));
 }

@@ -174,11 +174,14 @@ asio::awaitable<client_core::lock_result> client_core::take(std::string name, lo
       co_return lock_result{error::lock_taken, {}};  // held or contended by this process
    // Only one coroutine per process and name contends in Redis; the others queue here. One that
    // a local unlock hands the name to tries at once: that release has been answered, and the
-   // waiters of other processes learn of it at the same moment, from its message.
-   if (auto ec = co_await queue_.enter(name, deadline))
+   // waiters of other processes learn of it at the same moment, from its message. One that is
+   // handed the lease itself takes its key over in one round trip.
+   std::optional<local_queue::handover> handed;
+   if (auto ec = co_await queue_.enter(name, deadline, handed))
       co_return lock_result{ec, {}};
    slot_guard guard{*this, name};
-   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag);
+   auto const* takes_over = handed ? &*handed : nullptr;
+   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag, takes_over);
    if (ec)
       co_return lock_result{ec, {}};
    guard.kept = true;
@@ -189,6 +192,16 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   // A coroutine of this process waits for the name: hand it the lease, whose key it takes over
+   // in one round trip, instead of a release and a new acquire (two, and a message). Only a lease
+   // still held and valid, and at most local_queue::max_handovers times in a row.
+   if (st && st->st == lease_state::status::held && st->in_slot && !ctx_.stopped &&
+       clock::now() < st->valid_until &&
+       queue_.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
+      st->in_slot = false;  // the name went with the lease
+      st->end(lease_state::status::released);
+      co_return error_code{};
+   }
    co_return co_await release_lease(ctx_, std::move(st), diag);
 }
 

@@ -15,10 +15,15 @@ namespace asio = boost::asio;
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
                          fanout_result const& r, std::chrono::steady_clock::time_point until)
 {
-   auto const may_hold = may_hold_key(r, ctx.nodes.size());
+   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until);
+}
+
+void release_on(client_context& ctx, std::string const& name, std::string const& token,
+                std::vector<bool> const& where, std::chrono::steady_clock::time_point until)
+{
    std::vector<std::shared_ptr<node>> targets;
    for (std::size_t i = 0; i < ctx.nodes.size(); ++i)
-      if (may_hold[i])
+      if (where[i])
          targets.push_back(ctx.nodes[i]);
    if (!targets.empty())
       start_fanout(

@@ -14,7 +14,7 @@ std::chrono::milliseconds effective_replica_timeout(config const& cfg) noexcept
 
 bool waits_for_replicas(script const& code) noexcept
 {
-   return &code == &acquire_script() || &code == &extend_script();
+   return code.role == script_role::acquire || code.role == script_role::extend;
 }
 
 std::optional<std::int64_t> take_wait_reply(boost::redis::generic_response& r)
@@ -36,12 +36,16 @@ std::optional<std::int64_t> take_wait_reply(boost::redis::generic_response& r)
 
 bool granted(script const& code, boost::redis::generic_response const& r)
 {
-   if (&code == &acquire_script()) {
+   if (code.role == script_role::acquire) {
       acquire_reply a;
       return !parse_acquire(r, a) && a.acquired;
    }
-   auto own = ownership::expired;
-   return !parse_ownership(r, own) && own == ownership::done;
+   // An extension of any number of leases (the watchdog's batches): one that it renewed wrote.
+   if (r.has_error() || r.value().empty())
+      return false;
+   std::vector<ownership> owns;
+   return !parse_ownerships(r, r.value().front().aggregate_size, owns) &&
+          std::find(owns.begin(), owns.end(), ownership::done) != owns.end();
 }
 
 std::string replicas_message(std::int64_t acked, unsigned wanted, std::chrono::milliseconds timeout)

@@ -8,12 +8,16 @@
 namespace locksmith::detail {
 namespace {
 
-// An acquire: SET NX PX of the lock key; when it is set, a fencing token minted from the fence
-// key (KEYS[2], kept ARGV[3] ms) by `mint`, which leaves it in `fence`. The GET on the other path
-// makes a key of another type fail with WRONGTYPE, not look held forever.
+// An acquire: SET NX PX of the lock key, or, with ARGV[4], SET PX over a key that holds that
+// token (a lease that a holder of this process hands to the next local waiter); when it is set, a
+// fencing token minted from the fence key (KEYS[2], kept ARGV[3] ms) by `mint`, which leaves it
+// in `fence`. The GET on the other path makes a key of another type fail with WRONGTYPE, not look
+// held forever.
 std::string acquire_text(std::string_view mint)
 {
-   return "\nif redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n" +
+   return "\nif redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and\n"
+          "    redis.call('GET', KEYS[1]) == ARGV[4] and\n"
+          "    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])) then\n" +
           std::string{mint} +
           "  return {1, fence}\nend\nredis.call('GET', KEYS[1])\n"
           "return {0, redis.call('PTTL', KEYS[1])}\n";

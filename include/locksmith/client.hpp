@@ -166,6 +166,12 @@ public:
    /// Releases the lease: deletes the key only where it still holds this lease's token, and
    /// publishes the release so that waiters wake.
    ///
+   /// When another coroutine of this client waits for the same name, the lease is handed to it
+   /// instead: the unlock completes at once with success and no I/O, and the waiter takes the
+   /// key over (a new token and a higher fencing token) in one round trip; should it fail to, it
+   /// releases the key. At most 4 handovers in a row: then the name is released in Redis, so
+   /// that other processes get their turn.
+   ///
    /// Signature: `void(error_code)`. Errors:
    /// @li error::not_held: the lease is empty, or was already released.
    /// @li error::lease_lost: the watchdog had found the lease lost; what was still ours in Redis

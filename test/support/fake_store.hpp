@@ -143,8 +143,9 @@ private:
    boost::redis::generic_response acquire(std::vector<std::string> const& keys,
                                           std::vector<std::string> const& args, bool by_clock)
    {
-      check(keys.size() == 2 && args.size() == 3);
-      if (get(keys[0]))
+      check(keys.size() == 2 && (args.size() == 3 || args.size() == 4));
+      bool const taken_over = args.size() == 4 && get(keys[0]) == args[3];
+      if (get(keys[0]) && !taken_over)
          return pair(
             0, ttl(keys[0])
                   ? std::chrono::duration_cast<std::chrono::milliseconds>(*ttl(keys[0])).count()

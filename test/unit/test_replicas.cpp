@@ -84,15 +84,26 @@ BOOST_AUTO_TEST_CASE(only_a_grant_needs_the_replicas)
 {
    BOOST_TEST(granted(acquire_script(), acquire_then("1", "42", {})));
    BOOST_TEST(!granted(acquire_script(), acquire_then("0", "900", {})));
-   BOOST_TEST(granted(extend_script(), reply({number("1")})));
-   BOOST_TEST(!granted(extend_script(), reply({number("0")})));
-   BOOST_TEST(!granted(extend_script(), reply({number("-1")})));
+   BOOST_TEST(granted(quorum_acquire_script(), acquire_then("1", "42", {})));
+   // The extend script answers one entry per lease: a call that renewed any of them wrote.
+   auto const renewed = [](std::vector<std::string> const& answers) {
+      std::vector<node> nodes{{type::array, answers.size(), 0, ""}};
+      for (auto const& a : answers)
+         nodes.push_back(number(a, 1));
+      return reply(std::move(nodes));
+   };
+   BOOST_TEST(granted(extend_script(), renewed({"1"})));
+   BOOST_TEST(granted(extend_script(), renewed({"0", "-1", "1"})));
+   BOOST_TEST(!granted(extend_script(), renewed({"0"})));
+   BOOST_TEST(!granted(extend_script(), renewed({"-1", "0"})));
+   BOOST_TEST(!granted(extend_script(), reply({number("1")})));   // not the extend's shape
    BOOST_TEST(!granted(acquire_script(), reply({number("1")})));  // not the acquire's shape
 }
 
 BOOST_AUTO_TEST_CASE(acquire_and_extend_wait_but_release_does_not)
 {
    BOOST_TEST(waits_for_replicas(acquire_script()));
+   BOOST_TEST(waits_for_replicas(quorum_acquire_script()));
    BOOST_TEST(waits_for_replicas(extend_script()));
    BOOST_TEST(!waits_for_replicas(release_script()));
 }

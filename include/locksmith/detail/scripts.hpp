@@ -26,7 +26,8 @@ struct script {
    script_role role;
 };
 
-/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms.
+/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms, and optionally the token of
+/// a lease handed over in this process (local_queue::pass), whose key counts as free.
 /// Sets the lock key to the token if it is free and mints a fencing token:
 /// `{1, fence}`, or `{0, PTTL}` when another owner holds it (PTTL -1: the key has no TTL).
 /// Fails with WRONGTYPE when the lock key holds something other than a string.

@@ -13,12 +13,16 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
 namespace redis = boost::redis;
 
 namespace {
+
+// How soon a node that answered INFO with LOADING is asked its uptime again.
+constexpr std::chrono::milliseconds uptime_retry{100};
 
 // Keeps the last connection problem (connection refused, timeout...) so that a failed call can
 // say why, instead of only "timed out", and learns from it when credentials or TLS fail. Info
@@ -193,22 +197,32 @@ void redis_node::learn_uptime(unsigned connection)
    auto req = std::make_shared<redis::request>();
    req->push("INFO", "server");
    auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp,
-                [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-                   // An answer from an older connection says nothing of the server now; a failed
-                   // one is asked again on the next connection.
-                   if (ec || connection != std::max(self->connections_, 1u))
-                      return;
-                   auto const now = std::chrono::steady_clock::now();
-                   if (resp->has_error() || resp->value().empty()) {
-                      self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
-                      return;
-                   }
-                   auto const uptime = parse_uptime(resp->value().front().value);
-                   self->trusted_from_ =
-                      uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
-                   self->log_quarantine(now);
-                });
+   exec_command(
+      cmd_, *req, *resp,
+      [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+         // An answer from an older connection says nothing of the server now; a failed
+         // one is asked again on the next connection.
+         if (ec || connection != std::max(self->connections_, 1u))
+            return;
+         auto const now = std::chrono::steady_clock::now();
+         if (resp->has_error() && resp->error().diagnostic.starts_with("LOADING")) {
+            // A server that is still loading its data says nothing of its age yet (and
+            // is the very case the quarantine is for): ask again, distrusted meanwhile.
+            auto t = std::make_shared<asio::steady_timer>(self->cmd_.get_executor(), uptime_retry);
+            t->async_wait([self, t, connection](error_code) {
+               if (connection == std::max(self->connections_, 1u) && !self->stopped_)
+                  self->learn_uptime(connection);
+            });
+            return;
+         }
+         if (resp->has_error() || resp->value().empty()) {
+            self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
+            return;
+         }
+         auto const uptime = parse_uptime(resp->value().front().value);
+         self->trusted_from_ = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+         self->log_quarantine(now);
+      });
 }
 
 void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)

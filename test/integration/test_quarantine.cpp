@@ -75,13 +75,14 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
          }
 
          // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
-         auto [ec, lb] =
-            co_await old_client.async_lock(name, {.ttl = 2s, .wait = 15s, .renew = false}, tuple);
+         locksmith::report got;
+         auto [ec, lb] = co_await old_client.async_lock(
+            name, {.ttl = 2s, .wait = 15s, .renew = false}, got, tuple);
          BOOST_TEST(!ec, ec.message());
          BOOST_TEST(
             (clock_type::now() >= before_restart + quarantine),
             "acquired " << std::chrono::duration<double>(clock_type::now() - before_restart).count()
-                        << " s after the restart");
+                        << " s after the restart: " << got.message());
          co_await old_client.async_unlock(lb, tuple);
          co_await holder.async_unlock(la, tuple);
       }(),

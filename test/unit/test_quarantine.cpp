@@ -42,10 +42,12 @@ BOOST_AUTO_TEST_CASE(uptime_is_read_from_info_server)
 BOOST_AUTO_TEST_CASE(trust_starts_a_quarantine_after_the_server_started_never_sooner)
 {
    auto const now = std::chrono::steady_clock::now();
-   // Up 3.9 s reads as 3 s: trusted from (now - 3 s) + 30 s, later than the true (now - 3.9 s) + 30
-   // s.
-   BOOST_TEST((trusted_from(now, 3s, 30s) == now + 27s));
-   BOOST_TEST((trusted_from(now, 100s, 30s) < now));  // up long ago: trusted at once
+   // Redis's "3" means between 2 and 4 s (a difference of two wall-clock seconds, each rounded
+   // down): trusted as if it had been up 2 s.
+   // Up for 3 s by its own count, so at least 2 s: trusted 28 s from now.
+   BOOST_TEST((trusted_from(now, 3s, 30s) == now + 28s));
+   BOOST_TEST((trusted_from(now, 1s, 3s) == now + 3s));  // "1" may mean 0.1 s
+   BOOST_TEST((trusted_from(now, 100s, 30s) < now));     // up long ago: trusted at once
 }
 
 BOOST_AUTO_TEST_SUITE_END()

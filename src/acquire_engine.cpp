@@ -1,7 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "acquire_engine.hpp"
 
-#include "calls.hpp"
+#include "kind_calls.hpp"
 #include "release.hpp"
 #include "verdicts.hpp"
 
@@ -44,7 +44,7 @@ acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_
 
 asio::awaitable<acquire_engine::result>
 acquire_engine::acquire(std::string const& name, lock_options const& opts, bool no_wait,
-                        clock::time_point deadline, report* diag)
+                        clock::time_point deadline, report* diag, lease_kind const& kind)
 {
    auto const channel = release_channel(ctx_.cfg.prefix, name);
    auto const drift = opts.drift.value_or(default_drift(opts.ttl));
@@ -56,13 +56,14 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       auto token = random_token();
       auto const seen = listener_.events(channel);
       auto const t0 = clock::now();
-      auto const call = acquire_call(ctx_.cfg.prefix, name, token, opts.ttl);
+      auto const call =
+         acquire_call(kind, ctx_.cfg.prefix, name, token, opts.ttl, ctx_.nodes.size());
       auto [ec, r] =
          co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
       describe(r, ctx_.nodes, diag);
       if (ec) {
-         release_where_taken(ctx_, name, token, r,
-                             t0 + opts.ttl);  // cancelled: the SET may have landed anyway
+         release_where_taken(ctx_, name, token, r, t0 + opts.ttl,
+                             kind);  // cancelled: the SET may have landed anyway
          co_return result{ec, {}};
       }
       error_code lost = lost_reason(r);
@@ -73,7 +74,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
          lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
-      release_where_taken(ctx_, name, token, r, t0 + opts.ttl);
+      release_where_taken(ctx_, name, token, r, t0 + opts.ttl, kind);
       retry_context const next{
          name, channel, seen, std::get_if<wait_strategy::spin>(&opts.strategy), no_wait, deadline};
       if (auto ec = co_await wait_to_retry(lost, r, next))

@@ -11,6 +11,7 @@
 #include "local_queue.hpp"
 #include "release_listener.hpp"
 
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/report.hpp>
 
@@ -46,8 +47,10 @@ public:
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only
    /// contender in the process (local_queue::enter), and the arguments outlive the operation.
+   /// `kind` picks the scripts and the quorum (the lock's by default).
    boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
-                                          bool no_wait, clock::time_point deadline, report* diag);
+                                          bool no_wait, clock::time_point deadline, report* diag,
+                                          lease_kind const& kind = {});
 
 private:
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.

@@ -125,11 +125,15 @@ void client_core::leave_slot(std::string const& name) noexcept
       listener_.release(release_channel(ctx_.cfg.prefix, name));
 }
 
-lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts)
+lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
+                         lease_kind const& kind)
 {
    auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence,
                                            w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
+   st->kind = kind;
+   if (kind.shared())
+      st->leave_slot();  // others may hold it with us: the next local contender goes on
    if (opts.renew)
       asio::co_spawn(
          ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
@@ -139,8 +143,8 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    return lease{std::move(st)};
 }
 
-asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts,
-                                                            bool try_only, report* diag)
+asio::awaitable<client_core::lock_result>
+client_core::lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
@@ -148,6 +152,8 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
       co_return lock_result{ctx_.config_error, {}};
    if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
       co_return lock_result{ec, {}};
+   if (kind.permits == 0)
+      co_return lock_result{error::invalid_argument, {}};  // a semaphore nobody could enter
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
    auto const deadline =
@@ -160,11 +166,11 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
    if (auto ec = co_await queue_.enter(name, deadline))
       co_return lock_result{ec, {}};
    slot_guard guard{*this, name};
-   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag);
+   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind);
    if (ec)
       co_return lock_result{ec, {}};
    guard.kept = true;
-   co_return lock_result{error_code{}, grant(name, std::move(won), opts)};
+   co_return lock_result{error_code{}, grant(name, std::move(won), opts, kind)};
 }
 
 asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)

@@ -48,8 +48,9 @@ public:
       lease held;
    };
    /// Validates, queues behind the process's other contenders for the name, then acquires.
+   /// `kind`: the lock's by default; a shared kind's holder leaves the queue at once.
    boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
-                                            report* diag);
+                                            report* diag, lease_kind kind = {});
    boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
                                              std::chrono::milliseconds ttl, report* diag);
@@ -63,7 +64,8 @@ public:
    bool stopped() const noexcept { return ctx_.stopped; }
 
 private:
-   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts);
+   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
+               lease_kind const& kind);
    release_listener::links listener_links();
    void halt();
 

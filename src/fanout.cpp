@@ -33,7 +33,7 @@ vote classify(script const& code, node_result& r)
 {
    if (r.reply.ec)
       return vote::failed;
-   bool const acquire = &code == &acquire_script();
+   bool const acquire = code.shape == reply_shape::acquire;
    auto const ec =
       acquire ? parse_acquire(r.reply.resp, r.acquire) : parse_ownership(r.reply.resp, r.own);
    if (ec) {
@@ -46,11 +46,12 @@ vote classify(script const& code, node_result& r)
 }
 
 struct fanout_op : std::enable_shared_from_this<fanout_op> {
-   fanout_op(std::size_t n, fanout_handler h)
-       : votes{n}
+   fanout_op(std::size_t n, std::size_t quorum, fanout_handler h)
+       : votes{n, quorum}
        , handler{std::move(h)}
    {
       result.nodes.resize(n);
+      result.quorum = votes.quorum();
    }
 
    void on_reply(script const& code, std::size_t i, node_reply&& reply, node& from)
@@ -62,7 +63,7 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       r.v = classify(code, r);
       // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of
       // its counts during its quarantine (its key, if set, is released like a failed vote's).
-      if (r.v == vote::yes && &code == &acquire_script() && from.quarantined()) {
+      if (r.v == vote::yes && code.shape == reply_shape::acquire && from.quarantined()) {
          r.v = vote::failed;
          r.reply.server_message = "in restart quarantine (config::restart_quarantine)";
       }
@@ -159,7 +160,7 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
                   std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                   fanout_handler handler, std::optional<persistence> keep)
 {
-   auto op = std::make_shared<fanout_op>(nodes.size(), std::move(handler));
+   auto op = std::make_shared<fanout_op>(nodes.size(), call->quorum, std::move(handler));
    auto slot = asio::get_associated_cancellation_slot(op->handler);
    if (slot.is_connected()) {
       slot.assign([weak = std::weak_ptr<fanout_op>(op), io](asio::cancellation_type_t) {
@@ -176,7 +177,7 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
    script const& code = *call->code;
    // Only an acquire must not fall back once decided (it would land behind the release sent
    // meanwhile); a release or extend is idempotent and must reach every node.
-   bool const acquire = &code == &acquire_script();
+   bool const acquire = code.shape == reply_shape::acquire;
    std::function<bool()> still_wanted = [op, acquire] {
       return !acquire || static_cast<bool>(op->handler);
    };

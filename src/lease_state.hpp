@@ -4,6 +4,7 @@
 #ifndef LOCKSMITH_SRC_LEASE_STATE_HPP
 #define LOCKSMITH_SRC_LEASE_STATE_HPP
 
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -46,6 +47,8 @@ struct lease_state {
    bool in_slot = true;  // holds the name's place in the in-process queue
 
    std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
+
+   lease_kind kind;  // which scripts renew and release it
 
    /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
    /// it is being released, it also frees the name for the next local waiter; an unlock does that

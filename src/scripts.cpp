@@ -72,7 +72,7 @@ std::string sha1_hex(std::string_view text)
 
 script const& acquire_script()
 {
-   static script const s{"acquire", acquire_text, sha1_hex(acquire_text)};
+   static script const s{"acquire", acquire_text, sha1_hex(acquire_text), reply_shape::acquire};
    return s;
 }
 

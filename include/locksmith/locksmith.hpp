@@ -9,6 +9,8 @@
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/report.hpp>
+#include <locksmith/rw_lock.hpp>
+#include <locksmith/semaphore.hpp>
 #include <locksmith/with_lock.hpp>
 
 #endif

@@ -31,6 +31,19 @@ inline std::string release_channel(std::string_view prefix, std::string_view nam
    return lock_key(prefix, name).append(":released");
 }
 
+/// The read-write lock's readers, a sorted set of token → expiry (ms, server clock):
+/// `prefix{name}:readers`. Its writer holds the lock key.
+inline std::string readers_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":readers");
+}
+
+/// Set while a writer waits, so that no new reader enters: `prefix{name}:writer_waiting`.
+inline std::string writer_waiting_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":writer_waiting");
+}
+
 }  // namespace locksmith::detail
 
 #endif

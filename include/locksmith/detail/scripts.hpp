@@ -13,11 +13,17 @@
 
 namespace locksmith::detail {
 
+/// What a script answers: the acquire script's `{1, fence}` or `{0, PTTL}`, or the release and
+/// extend scripts' 1, 0 or -1. Other scripts of the same shapes (the semaphore's, the read-write
+/// lock's) are read the same way.
+enum class reply_shape { acquire, ownership };
+
 /// A Lua script and its SHA-1, for EVALSHA.
 struct script {
    std::string_view name;  // for messages
    std::string_view text;
    std::string sha1;  // lower-case hex
+   reply_shape shape = reply_shape::ownership;
 };
 
 /// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms.

@@ -1,0 +1,25 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_DETAIL_LEASE_KIND_HPP
+#define LOCKSMITH_DETAIL_LEASE_KIND_HPP
+
+#include <cstddef>
+
+namespace locksmith::detail {
+
+/// What a lease holds: the exclusive lock (client::async_lock), a permit of a semaphore
+/// (semaphore.hpp), or a side of a read-write lock (rw_lock.hpp). It picks the scripts that take,
+/// renew and give the lease back, and the quorum; the rest of the machinery (fan-out, waiting,
+/// watchdog, release) is the same for all.
+struct lease_kind {
+   enum class of { lock, permit, read, write };
+   of what = of::lock;
+   std::size_t permits = 1;  // of::permit: how many holders at once
+
+   /// Several holders at once: a holder does not keep the name's place in the process's queue,
+   /// so that the next coroutine of the process may contend at once.
+   constexpr bool shared() const noexcept { return what == of::permit || what == of::read; }
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,42 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The scripts of leases that several holders share: a semaphore's permits and a read-write
+// lock's readers, each holder a member of a sorted set (token → expiry in ms on the server's
+// clock), and the read-write lock's writer. Their replies have the shapes of the lock's scripts
+// (scripts.hpp), and are parsed by the same functions.
+#ifndef LOCKSMITH_DETAIL_SET_SCRIPTS_HPP
+#define LOCKSMITH_DETAIL_SET_SCRIPTS_HPP
+
+#include <locksmith/detail/scripts.hpp>
+
+namespace locksmith::detail {
+
+/// KEYS: holder set, fence key, then keys that bar entry while they exist (the read-write lock's
+/// writer and writer-waiting marker). ARGV: token, ttl ms, fence key ttl ms, permits.
+/// Drops the members whose expiry has passed (a crashed holder's permit comes back so), then
+/// adds the token with expiry now + ttl if fewer than `permits` remain, and mints a fencing
+/// token as the acquire script does: `{1, fence}`. Else `{0, PTTL}`: of the first barring key
+/// that exists, or the time until the first member expires.
+script const& set_acquire_script();
+
+/// KEYS: holder set, fence key. ARGV: token, ttl ms, fence key ttl ms.
+/// Moves the token's expiry to now + ttl if it is a member that has not expired: 1; else -1
+/// (an expired member is removed).
+script const& set_extend_script();
+
+/// KEYS: holder set. ARGV: token, release channel.
+/// Removes the token and publishes the release (the token): 1; -1 when it was no member or
+/// had expired.
+script const& set_release_script();
+
+/// KEYS: lock key, fence key, readers set, writer-waiting key. ARGV: token, ttl ms, fence key
+/// ttl ms, writer-waiting ttl ms, longest pause ms.
+/// Takes the lock key as the acquire script does if no unexpired reader remains, and clears the
+/// writer-waiting key: `{1, fence}`. Else sets the writer-waiting key for its ttl, which stops
+/// new readers, and answers `{0, t}`: t is the time until the holder's key or the first reader
+/// expires, at most the longest pause, so that a waiting writer tries again (and keeps the key
+/// set) before it expires.
+script const& write_acquire_script();
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,40 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The script calls of each kind of lease (detail/lease_kind.hpp): the lock's are those of
+// calls.hpp; a permit and a reader are members of a holder set (set_scripts.hpp); a writer is
+// taken by its own script and renewed and released as the lock is.
+#ifndef LOCKSMITH_SRC_KIND_CALLS_HPP
+#define LOCKSMITH_SRC_KIND_CALLS_HPP
+
+#include "node.hpp"
+
+#include <locksmith/detail/lease_kind.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace locksmith::detail {
+
+/// How long the writer-waiting key lives: how long a writer that died while it waited keeps
+/// new readers out. A waiting writer tries again (and so sets it again) at least every
+/// writer_wait_ttl / 4.
+inline constexpr std::chrono::milliseconds writer_wait_ttl{1000};
+
+/// The yes votes an acquire or extend of the kind needs among `nodes`: the majority, or for a
+/// permit the permit quorum (detail/quorum.hpp).
+std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes);
+
+std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::string const& prefix,
+                                                std::string const& name, std::string const& token,
+                                                std::chrono::milliseconds ttl, std::size_t nodes);
+
+std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::string const& prefix,
+                                               std::string const& name, std::string const& token,
+                                               std::chrono::milliseconds ttl, std::size_t nodes);
+
+std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::string const& prefix,
+                                                std::string const& name, std::string const& token);
+
+}  // namespace locksmith::detail
+
+#endif

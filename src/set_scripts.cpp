@@ -1,0 +1,135 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include <locksmith/detail/set_scripts.hpp>
+
+#include <string>
+
+namespace locksmith::detail {
+namespace {
+
+// Each script starts from the server's clock, in ms and in µs (for the fence), and drops the
+// members of the holder set (`set`, a key) whose expiry has passed.
+std::string prelude(std::string_view set)
+{
+   return "local t = redis.call('TIME')\n"
+          "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+          "redis.call('ZREMRANGEBYSCORE', " +
+          std::string{set} + ", '-inf', now)\n";
+}
+
+// Mints the fence as the lock's acquire script does, max(last + 1, server time in µs), into the
+// fence key KEYS[2] kept ARGV[3] ms, and answers {1, fence}.
+constexpr std::string_view mint_fence = R"lua(
+local fence = math.max(tonumber(redis.call('GET', KEYS[2]) or '0') + 1,
+                       tonumber(t[1]) * 1000000 + tonumber(t[2]))
+redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
+return {1, fence}
+)lua";
+
+// The set key lives as long as its longest member.
+constexpr std::string_view keep_set = R"lua(
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+)lua";
+
+// The time until the first member of the set expires, into `left` (nil for an empty set).
+constexpr std::string_view first_expiry = R"lua(
+local first = redis.call('ZRANGE', KEYS[KEY], 0, 0, 'WITHSCORES')
+local left = first[2] and (tonumber(first[2]) - now)
+)lua";
+
+std::string with_key(std::string_view text, std::string_view key)
+{
+   std::string s{text};
+   s.replace(s.find("KEY"), 3, key);
+   return s;
+}
+
+std::string set_acquire_text()
+{
+   return R"lua(
+for i = 3, #KEYS do
+  local left = redis.call('PTTL', KEYS[i])
+  if left ~= -2 then return {0, left} end
+end
+)lua" + prelude("KEYS[1]") +
+          "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then\n" +
+          with_key(first_expiry, "1") + "  return {0, left}\nend\n" +
+          "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])\n" +
+          std::string{keep_set} + std::string{mint_fence};
+}
+
+std::string set_extend_text()
+{
+   return prelude("KEYS[1]") + R"lua(
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
+redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+)lua" + std::string{keep_set} +
+          "return 1\n";
+}
+
+// An expired member is still there when nobody pruned since; it counts as gone.
+constexpr std::string_view set_release_text = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not expiry then return -1 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
+if tonumber(expiry) <= now then return -1 end
+return 1
+)lua";
+
+std::string write_acquire_text()
+{
+   return prelude("KEYS[3]") + R"lua(
+local readers = redis.call('ZCARD', KEYS[3])
+if readers == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('DEL', KEYS[4])
+)lua" + std::string{mint_fence} +
+          "end\nredis.call('SET', KEYS[4], '1', 'PX', ARGV[4])\n" + with_key(first_expiry, "3") +
+          R"lua(
+if readers == 0 then left = redis.call('PTTL', KEYS[1]) end
+local pause = tonumber(ARGV[5])
+if left < 0 or left > pause then left = pause end
+return {0, left}
+)lua";
+}
+
+script make(std::string_view name, std::string const& text, reply_shape shape)
+{
+   return script{name, text, sha1_hex(text), shape};
+}
+
+}  // namespace
+
+script const& set_acquire_script()
+{
+   static std::string const text = set_acquire_text();
+   static script const s = make("semaphore acquire", text, reply_shape::acquire);
+   return s;
+}
+
+script const& set_extend_script()
+{
+   static std::string const text = set_extend_text();
+   static script const s = make("semaphore extend", text, reply_shape::ownership);
+   return s;
+}
+
+script const& set_release_script()
+{
+   static std::string const text{set_release_text};
+   static script const s = make("semaphore release", text, reply_shape::ownership);
+   return s;
+}
+
+script const& write_acquire_script()
+{
+   static std::string const text = write_acquire_text();
+   static script const s = make("write acquire", text, reply_shape::acquire);
+   return s;
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,155 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// Unit tests of the kinds of lease (detail/lease_kind.hpp): the permit quorum
+// (detail/quorum.hpp), each kind's script calls and quorum (src/kind_calls.hpp), the verdicts
+// under a quorum other than the majority, and the scripts' reply shapes (set_scripts.hpp).
+#include "../../src/kind_calls.hpp"
+#include "../../src/verdicts.hpp"
+
+#include <locksmith/detail/keys.hpp>
+#include <locksmith/detail/quorum.hpp>
+#include <locksmith/detail/set_scripts.hpp>
+
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace {
+using namespace std::chrono_literals;
+using namespace locksmith::detail;
+using of = lease_kind::of;
+
+// The definition: the least q for which permits + 1 holders of q nodes each cannot fit in the
+// n × permits places, capped at n.
+std::size_t reference_permit_quorum(std::size_t n, std::size_t permits)
+{
+   std::size_t q = 1;
+   while (q < n && (permits + 1) * q <= n * permits)
+      ++q;
+   return q;
+}
+
+std::vector<std::string> keys_of(std::shared_ptr<script_call const> const& c)
+{
+   return c->keys;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(lease_kinds)
+
+BOOST_AUTO_TEST_CASE(permit_quorum_follows_its_definition)
+{
+   for (std::size_t n = 1; n <= 9; ++n)
+      for (std::size_t p = 1; p <= 12; ++p)
+         BOOST_TEST(permit_quorum(n, p) == reference_permit_quorum(n, p), "n " << n << " p " << p);
+   BOOST_TEST(permit_quorum(5, 1) == quorum_of(5));
+   BOOST_TEST(permit_quorum(5, 3) == 4u);
+   BOOST_TEST(permit_quorum(5, 4) == 5u);
+   BOOST_TEST(permit_quorum(1, 1000) == 1u);
+   BOOST_TEST(permit_quorum(7, std::size_t(-1)) == 7u);  // no overflow
+}
+
+BOOST_AUTO_TEST_CASE(a_vote_counter_wins_at_the_quorum_it_was_given)
+{
+   vote_counter v{5, 4};
+   for (int i = 0; i < 3; ++i)
+      BOOST_TEST((v.record(true) == outcome::pending));
+   BOOST_TEST((v.record(true) == outcome::won));
+   vote_counter lost{5, 4};
+   BOOST_TEST((lost.record(false) == outcome::pending));
+   BOOST_TEST((lost.record(false) == outcome::lost));  // two no votes leave at most 3 yes
+   BOOST_TEST(vote_counter{5}.quorum() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(the_lock_kind_uses_the_locks_scripts)
+{
+   lease_kind const lock{};
+   BOOST_TEST(!lock.shared());
+   auto const a = acquire_call(lock, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(a->code == &acquire_script());
+   BOOST_TEST(a->quorum == 0u);
+   BOOST_TEST(extend_call(lock, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
+   BOOST_TEST(release_call(lock, "p:", "n", "t")->code == &release_script());
+}
+
+BOOST_AUTO_TEST_CASE(a_permit_is_a_member_of_the_names_set_with_the_permit_quorum)
+{
+   lease_kind const permit{of::permit, 3};
+   BOOST_TEST(permit.shared());
+   auto const a = acquire_call(permit, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(a->code == &set_acquire_script());
+   BOOST_TEST(keys_of(a) == (std::vector<std::string>{"p:{n}", "p:{n}:fence"}));
+   BOOST_TEST(a->args.back() == "3");
+   BOOST_TEST(a->quorum == 4u);
+   auto const e = extend_call(permit, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(e->code == &set_extend_script());
+   BOOST_TEST(e->quorum == 4u);
+   auto const r = release_call(permit, "p:", "n", "t");
+   BOOST_TEST(r->code == &set_release_script());
+   BOOST_TEST(r->args.back() == release_channel("p:", "n"));
+}
+
+BOOST_AUTO_TEST_CASE(a_reader_is_barred_by_the_writer_and_the_waiting_writer)
+{
+   lease_kind const read{of::read};
+   BOOST_TEST(read.shared());
+   auto const a = acquire_call(read, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(a->code == &set_acquire_script());
+   BOOST_TEST(keys_of(a) == (std::vector<std::string>{readers_key("p:", "n"), "p:{n}:fence",
+                                                      "p:{n}", writer_waiting_key("p:", "n")}));
+   BOOST_TEST(a->quorum == 3u);
+   BOOST_TEST(extend_call(read, "p:", "n", "t", 1000ms, 5)->keys.front() == readers_key("p:", "n"));
+   BOOST_TEST(release_call(read, "p:", "n", "t")->code == &set_release_script());
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_is_taken_by_its_script_and_renewed_and_released_as_a_lock)
+{
+   lease_kind const write{of::write};
+   BOOST_TEST(!write.shared());
+   auto const a = acquire_call(write, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(a->code == &write_acquire_script());
+   BOOST_TEST(keys_of(a) ==
+              (std::vector<std::string>{"p:{n}", "p:{n}:fence", readers_key("p:", "n"),
+                                        writer_waiting_key("p:", "n")}));
+   // The mark lives writer_wait_ttl; the writer tries again at least every quarter of it.
+   BOOST_TEST(a->args.at(3) == std::to_string(writer_wait_ttl.count()));
+   BOOST_TEST(a->args.at(4) == std::to_string((writer_wait_ttl / 4).count()));
+   BOOST_TEST(extend_call(write, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
+   BOOST_TEST(release_call(write, "p:", "n", "t")->code == &release_script());
+}
+
+BOOST_AUTO_TEST_CASE(every_key_of_a_name_shares_its_hash_tag)
+{
+   for (auto const& k : {readers_key("p:", "n"), writer_waiting_key("p:", "n")})
+      BOOST_TEST(k.starts_with("p:{n}"));
+}
+
+BOOST_AUTO_TEST_CASE(the_new_acquire_scripts_answer_as_the_acquire_script)
+{
+   BOOST_TEST((set_acquire_script().shape == reply_shape::acquire));
+   BOOST_TEST((write_acquire_script().shape == reply_shape::acquire));
+   BOOST_TEST((set_extend_script().shape == reply_shape::ownership));
+   BOOST_TEST((set_release_script().shape == reply_shape::ownership));
+   BOOST_TEST((acquire_script().shape == reply_shape::acquire));
+   BOOST_TEST((release_script().shape == reply_shape::ownership));
+   BOOST_TEST(set_acquire_script().sha1 == sha1_hex(set_acquire_script().text));
+}
+
+// A permit's release or extend is blamed on the key only when the nodes that found it gone sink
+// its own quorum (4 of 5), not the majority's.
+BOOST_AUTO_TEST_CASE(verdicts_use_the_fanouts_quorum)
+{
+   fanout_result r;
+   r.decision = outcome::lost;
+   r.quorum = 4;
+   r.nodes.resize(5);
+   for (std::size_t i = 0; i < 5; ++i)
+      r.nodes[i].v = i < 3 ? vote::yes : vote::no;  // 2 gone: 3 yes can no longer reach 4
+   BOOST_TEST((ownership_result(r) == locksmith::error::lease_expired));
+   r.quorum = 0;  // the majority: 2 gone of 5 do not sink it
+   BOOST_TEST((ownership_result(r) != locksmith::error::lease_expired));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

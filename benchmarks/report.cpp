@@ -117,6 +117,10 @@ summary summarize(run_result& r, summary const* raw)
    s.client_cpu_us_per_acquisition = per(r.client_cpu_ms, n, 1000.0);
    s.overlaps = r.overlaps;
    s.failures = r.failures;
+   if (r.spec.sc == scenario::semaphore)
+      s.permits = static_cast<std::int64_t>(r.spec.permits);
+   if (r.spec.sc == scenario::semaphore || r.spec.sc == scenario::rwlock)
+      s.most_holders = r.most_holders;
    s.error = r.first_error;
    if (raw && raw->scenario == s.scenario && r.spec.st != strategy::raw) {
       if (raw->cycle_us.p50 && s.cycle_us.p50)
@@ -162,6 +166,10 @@ std::string to_json(summary const& s)
    field("client_cpu_us_per_acquisition", json_number(s.client_cpu_us_per_acquisition));
    field("overlaps", std::to_string(s.overlaps));
    field("failures", std::to_string(s.failures));
+   if (s.most_holders) {
+      field("permits", json_int(s.permits));
+      field("most_holders_at_once", json_int(s.most_holders));
+   }
    if (s.spin_interval_ms) {
       field("spin_interval_ms", number(*s.spin_interval_ms));
       field("spin_jitter_ms", number(*s.spin_jitter_ms));

@@ -5,6 +5,7 @@
 #include "cpu.hpp"
 
 #include <locksmith/locksmith.hpp>
+#include <locksmith/detail/acquire_kind.hpp>
 #include <locksmith/detail/quorum.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -45,9 +46,53 @@ int key_index_of(run_spec const& spec, int worker_id)
    return spec.sc == scenario::independent ? worker_id : 0;
 }
 
+using of = detail::lease_kind::of;
+
+// What the worker takes: a permit, a side of a read-write lock, or the lock.
+detail::lease_kind kind_of(run_spec const& spec, int worker_id)
+{
+   if (spec.sc == scenario::semaphore)
+      return {of::permit, spec.permits};
+   if (spec.sc == scenario::rwlock)
+      return {worker_id % spec.write_every == 0 ? of::write : of::read};
+   return {};
+}
+
+// Counts a holder in at its key and checks the bound of what it took: a lock or a writer alone,
+// a reader beside no writer, a permit beside fewer than `permits` others. False when broken.
+bool count_in(process_ctx& c, worker const& w)
+{
+   auto& key = c.shm.keys[w.key_index];
+   auto const kind = kind_of(c.spec, w.id);
+   if (kind.what == of::lock) {
+      int expected = 0;
+      return key.holder.compare_exchange_strong(expected, w.id + 1);
+   }
+   if (kind.what == of::write)
+      return key.writers.fetch_add(1) == 0 && key.holders.load() == 0;
+   int const now = key.holders.fetch_add(1) + 1;
+   for (int most = c.shm.most_holders.load(); now > most;)
+      if (c.shm.most_holders.compare_exchange_weak(most, now))
+         break;
+   return kind.what == of::read ? key.writers.load() == 0 : now <= static_cast<int>(kind.permits);
+}
+
+void count_out(process_ctx& c, worker const& w)
+{
+   auto& key = c.shm.keys[w.key_index];
+   auto const kind = kind_of(c.spec, w.id);
+   if (kind.what == of::lock) {
+      int expected = w.id + 1;
+      key.holder.compare_exchange_strong(expected, 0);
+   } else {
+      (kind.what == of::write ? key.writers : key.holders).fetch_sub(1);
+   }
+}
+
 asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
 {
    auto const opts = bench_options(c.spec);
+   auto const kind = kind_of(c.spec, w.id);
    bool const handoff = c.spec.sc == scenario::handoff;
    if (handoff)
       co_await think(c, w);
@@ -55,8 +100,9 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
       auto const start = now_ns();
       c.shm.waiting_since[w.id] = start;
       w.locking = true;
-      auto [ec, held] = co_await cli.async_lock(
-         w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+      // (async_lock for the lock: it goes through the same initiation.)
+      auto token = asio::bind_cancellation_slot(w.cancel.slot(), use_tuple);
+      auto [ec, held] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts, nullptr);
       w.locking = false;
       auto const acquired = now_ns();
       c.shm.waiting_since[w.id] = 0;
@@ -183,8 +229,7 @@ void enter_critical(process_ctx& c, worker const& w, std::int64_t wait_start, st
                     bool counted)
 {
    auto& key = c.shm.keys[w.key_index];
-   int expected = 0;
-   if (!key.holder.compare_exchange_strong(expected, w.id + 1))
+   if (!count_in(c, w))
       c.shm.overlaps.fetch_add(1);
    key.taken.fetch_add(1);
    if (!counted)
@@ -203,8 +248,7 @@ void leave_critical(process_ctx& c, worker const& w)
    auto& key = c.shm.keys[w.key_index];
    key.released_at = now_ns();
    key.released_by = w.id + 1;
-   int expected = w.id + 1;
-   key.holder.compare_exchange_strong(expected, 0);
+   count_out(c, w);
    key.released.fetch_add(1);
 }
 

@@ -32,17 +32,12 @@ if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
 end
 )lua";
 
-// The time until the first member of the set expires, into `left` (nil for an empty set).
-constexpr std::string_view first_expiry = R"lua(
-local first = redis.call('ZRANGE', KEYS[KEY], 0, 0, 'WITHSCORES')
-local left = first[2] and (tonumber(first[2]) - now)
-)lua";
-
-std::string with_key(std::string_view text, std::string_view key)
+// The time until the first member of the set `set` (a key) expires, into `left` (nil for an
+// empty set).
+std::string first_expiry(std::string_view set)
 {
-   std::string s{text};
-   s.replace(s.find("KEY"), 3, key);
-   return s;
+   return "local first = redis.call('ZRANGE', " + std::string{set} +
+          ", 0, 0, 'WITHSCORES')\nlocal left = first[2] and (tonumber(first[2]) - now)\n";
 }
 
 std::string set_acquire_text()
@@ -53,8 +48,8 @@ for i = 3, #KEYS do
   if left ~= -2 then return {0, left} end
 end
 )lua" + prelude("KEYS[1]") +
-          "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then\n" +
-          with_key(first_expiry, "1") + "  return {0, left}\nend\n" +
+          "if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then\n" + first_expiry("KEYS[1]") +
+          "  return {0, left}\nend\n" +
           "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])\n" +
           std::string{keep_set} + std::string{mint_fence};
 }
@@ -88,7 +83,7 @@ local readers = redis.call('ZCARD', KEYS[3])
 if readers == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('DEL', KEYS[4])
 )lua" + std::string{mint_fence} +
-          "end\nredis.call('SET', KEYS[4], '1', 'PX', ARGV[4])\n" + with_key(first_expiry, "3") +
+          "end\nredis.call('SET', KEYS[4], '1', 'PX', ARGV[4])\n" + first_expiry("KEYS[3]") +
           R"lua(
 if readers == 0 then left = redis.call('PTTL', KEYS[1]) end
 local pause = tonumber(ARGV[5])

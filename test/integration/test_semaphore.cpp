@@ -5,6 +5,8 @@
 #include "support/counter_processes.hpp"
 #include "support/integration.hpp"
 
+#include <locksmith/detail/set_scripts.hpp>
+
 namespace {
 
 std::string permits_key(std::string const& name)
@@ -41,6 +43,16 @@ void eight_processes_on_three_permits(std::vector<std::string> nodes, std::uint1
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(semaphore, server_fixture, *needs_redis_server())
+
+// The server compiles each script of the semaphore and the read-write lock (a Lua error would
+// otherwise show only as unexpected_reply).
+BOOST_AUTO_TEST_CASE(the_scripts_load)
+{
+   using namespace locksmith::detail;
+   for (auto const* s : {&set_acquire_script(), &set_extend_script(), &set_release_script(),
+                         &write_acquire_script()})
+      BOOST_TEST(srv.text({"SCRIPT", "LOAD", s->text}) == s->sha1, s->name);
+}
 
 BOOST_AUTO_TEST_CASE(three_permits_admit_three_holders_and_refuse_a_fourth)
 {

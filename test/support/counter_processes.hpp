@@ -29,8 +29,8 @@ struct counter_run {
    int workers = 8;  // coroutines per process, on one client
    int rounds = 25;  // increments per coroutine
    lock_options lock;
-   detail::lease_kind kind;  // the lock by default
-   int writers = 0;          // with kind read: the first `writers` coroutines of each process write
+   detail::lease_kind kind{};  // the lock by default
+   int writers = 0;  // with kind read: the first `writers` coroutines of each process write
    std::chrono::milliseconds hold{0};  // a shared holder stays this long (at least one yield)
    std::chrono::milliseconds node_timeout{1000};
    // An unlock may end in quorum_unreachable and still be right when nodes freeze: the release

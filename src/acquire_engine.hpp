@@ -50,7 +50,7 @@ public:
    /// `kind` picks the scripts and the quorum (the lock's by default).
    boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
                                           bool no_wait, clock::time_point deadline, report* diag,
-                                          lease_kind const& kind = {});
+                                          lease_kind const& kind);
 
 private:
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.

@@ -119,6 +119,23 @@ asio::awaitable<error_code> client_core::close(milliseconds bound)
    co_return clean ? error_code{} : error_code{asio::error::timed_out};
 }
 
+bool client_core::holds_as(std::string const& name, lease_kind const& kind)
+{
+   auto it = reentrant_.find(name);
+   if (kind.what != lease_kind::of::reentrant || it == reentrant_.end())
+      return false;
+   // Forget the holds that ended; the name with them once none is left.
+   std::erase_if(it->second, [](std::weak_ptr<lease_state> const& w) {
+      auto st = w.lock();
+      return !st || st->st != lease_state::status::held;
+   });
+   bool const held = std::any_of(it->second.begin(), it->second.end(),
+                                 [&](auto const& w) { return w.lock()->kind.owner == kind.owner; });
+   if (it->second.empty())
+      reentrant_.erase(it);
+   return held;
+}
+
 void client_core::leave_slot(std::string const& name) noexcept
 {
    if (queue_.leave(name))
@@ -152,25 +169,35 @@ client_core::lock(std::string name, lock_options opts, bool try_only, report* di
       co_return lock_result{ctx_.config_error, {}};
    if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
       co_return lock_result{ec, {}};
-   if (kind.permits == 0)
-      co_return lock_result{error::invalid_argument, {}};  // a semaphore nobody could enter
+   if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()))
+      co_return lock_result{error::invalid_argument, {}};  // nobody could enter; or no owner
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
    auto const deadline =
       clock::now() + (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
-   if (no_wait && queue_.busy(name))
-      co_return lock_result{error::lock_taken, {}};  // held or contended by this process
-   // Only one coroutine per process and name contends in Redis; the others queue here. One that
-   // a local unlock hands the name to tries at once: that release has been answered, and the
-   // waiters of other processes learn of it at the same moment, from its message.
-   if (auto ec = co_await queue_.enter(name, deadline))
-      co_return lock_result{ec, {}};
-   slot_guard guard{*this, name};
+   // The owner's next hold does not queue behind this process's other contenders for the name:
+   // they wait for the owner, which would then wait for them.
+   bool const reentry = holds_as(name, kind);
+   if (!reentry) {
+      if (no_wait && queue_.busy(name))
+         co_return lock_result{error::lock_taken, {}};  // held or contended by this process
+      // Only one coroutine per process and name contends in Redis; the others queue here. One that
+      // a local unlock hands the name to tries at once: that release has been answered, and the
+      // waiters of other processes learn of it at the same moment, from its message.
+      if (auto ec = co_await queue_.enter(name, deadline))
+         co_return lock_result{ec, {}};
+   }
+   slot_guard guard{*this, name, reentry};
    auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind);
    if (ec)
       co_return lock_result{ec, {}};
    guard.kept = true;
-   co_return lock_result{error_code{}, grant(name, std::move(won), opts, kind)};
+   auto held = grant(name, std::move(won), opts, kind);
+   if (reentry)
+      held.state()->in_slot = false;  // the first hold has the name's place, not this one
+   if (kind.what == lease_kind::of::reentrant)
+      reentrant_[name].push_back(held.state());
+   co_return lock_result{error_code{}, std::move(held)};
 }
 
 asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)

@@ -33,7 +33,26 @@ std::string ms(milliseconds d)
    return std::to_string(d.count());
 }
 
+// The reentrant lock's calls: lock key, fence key and holds set, the hold's token, ttl, fence ttl
+// and the owner's token.
+std::shared_ptr<script_call const> reentrant_call(script const& code, lease_kind const& kind,
+                                                  std::string const& prefix,
+                                                  std::string const& name, std::string const& token,
+                                                  milliseconds ttl)
+{
+   return std::make_shared<script_call>(
+      code,
+      std::vector<std::string>{lock_key(prefix, name), fence_key(prefix, name),
+                               holds_key(prefix, name)},
+      std::vector<std::string>{token, ms(ttl), ms(ttl + fence_linger), owner_token(kind.owner)});
+}
+
 }  // namespace
+
+std::string owner_token(std::string const& owner)
+{
+   return sha1_hex("locksmith owner\n" + owner).substr(0, 32);
+}
 
 std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes)
 {
@@ -46,6 +65,8 @@ std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::str
 {
    if (kind.what == of::lock)
       return acquire_call(prefix, name, token, ttl);
+   if (kind.what == of::reentrant)
+      return reentrant_call(reentrant_acquire_script(), kind, prefix, name, token, ttl);
    std::vector<std::string> keys{holder_key(kind, prefix, name), fence_key(prefix, name)};
    std::vector<std::string> args{token, ms(ttl), ms(ttl + fence_linger)};
    script const* code = &set_acquire_script();
@@ -73,6 +94,8 @@ std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::stri
 {
    if (kind.what == of::lock || kind.what == of::write)
       return extend_call(prefix, name, token, ttl);
+   if (kind.what == of::reentrant)
+      return reentrant_call(reentrant_extend_script(), kind, prefix, name, token, ttl);
    return with_quorum(
       std::make_shared<script_call>(
          set_extend_script(),
@@ -86,6 +109,11 @@ std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::str
 {
    if (kind.what == of::lock || kind.what == of::write)
       return release_call(prefix, name, token);
+   if (kind.what == of::reentrant)
+      return std::make_shared<script_call>(
+         reentrant_release_script(),
+         std::vector<std::string>{lock_key(prefix, name), holds_key(prefix, name)},
+         std::vector<std::string>{token, release_channel(prefix, name), owner_token(kind.owner)});
    return std::make_shared<script_call>(
       set_release_script(), std::vector<std::string>{holder_key(kind, prefix, name)},
       std::vector<std::string>{token, release_channel(prefix, name)});

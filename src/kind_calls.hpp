@@ -20,6 +20,10 @@ namespace locksmith::detail {
 /// writer_wait_ttl / 4.
 inline constexpr std::chrono::milliseconds writer_wait_ttl{1000};
 
+/// The lock key's value for a reentrant lock's owner: 32 hex characters of SHA-1 over the owner
+/// id, so that every hold of the owner, in any process, finds the same value.
+std::string owner_token(std::string const& owner);
+
 /// The yes votes an acquire or extend of the kind needs among `nodes`: the majority, or for a
 /// permit the permit quorum (detail/quorum.hpp).
 std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes);

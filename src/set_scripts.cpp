@@ -92,39 +92,102 @@ return {0, left}
 )lua";
 }
 
-script make(std::string_view name, std::string const& text, reply_shape shape)
+// The reentrant lock's holds: a sorted set of attempt token -> expiry beside the lock key, whose
+// value is the owner's token. The lock key and the set live as long as the longest hold.
+constexpr std::string_view keep_lock = R"lua(
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[2]) then
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+)lua";
+
+std::string reentrant_acquire_text()
 {
-   return script{name, text, sha1_hex(text), shape};
+   return R"lua(
+local owner = redis.call('GET', KEYS[1])
+if owner and owner ~= ARGV[4] then return {0, redis.call('PTTL', KEYS[1])} end
+)lua" + prelude("KEYS[3]") +
+          "if not owner then redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[2]) end\n"
+          "redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])\n" +
+          std::string{keep_lock} + std::string{mint_fence};
+}
+
+std::string reentrant_extend_text()
+{
+   return prelude("KEYS[3]") + R"lua(
+if redis.call('GET', KEYS[1]) ~= ARGV[4] or not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+  return -1
+end
+redis.call('ZADD', KEYS[3], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+)lua" + std::string{keep_lock} +
+          "return 1\n";
+}
+
+// The last hold to go deletes the lock key and tells the waiters.
+std::string reentrant_release_text()
+{
+   return prelude("KEYS[2]") + R"lua(
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return -1 end
+if redis.call('ZCARD', KEYS[2]) == 0 and redis.call('GET', KEYS[1]) == ARGV[3] then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  redis.call('PUBLISH', ARGV[2], ARGV[1])
+end
+return 1
+)lua";
+}
+
+// Each script is built once, at its first use, and its text stays for the program's life.
+template <std::string (*Text)()>
+script const& built_once(std::string_view name, reply_shape shape)
+{
+   static std::string const text = Text();
+   static script const s{name, text, sha1_hex(text), shape};
+   return s;
+}
+
+std::string set_release_string()
+{
+   return std::string{set_release_text};
 }
 
 }  // namespace
 
 script const& set_acquire_script()
 {
-   static std::string const text = set_acquire_text();
-   static script const s = make("semaphore acquire", text, reply_shape::acquire);
-   return s;
+   return built_once<set_acquire_text>("semaphore acquire", reply_shape::acquire);
 }
 
 script const& set_extend_script()
 {
-   static std::string const text = set_extend_text();
-   static script const s = make("semaphore extend", text, reply_shape::ownership);
-   return s;
+   return built_once<set_extend_text>("semaphore extend", reply_shape::ownership);
 }
 
 script const& set_release_script()
 {
-   static std::string const text{set_release_text};
-   static script const s = make("semaphore release", text, reply_shape::ownership);
-   return s;
+   return built_once<set_release_string>("semaphore release", reply_shape::ownership);
 }
 
 script const& write_acquire_script()
 {
-   static std::string const text = write_acquire_text();
-   static script const s = make("write acquire", text, reply_shape::acquire);
-   return s;
+   return built_once<write_acquire_text>("write acquire", reply_shape::acquire);
+}
+
+script const& reentrant_acquire_script()
+{
+   return built_once<reentrant_acquire_text>("reentrant acquire", reply_shape::acquire);
+}
+
+script const& reentrant_extend_script()
+{
+   return built_once<reentrant_extend_text>("reentrant extend", reply_shape::ownership);
+}
+
+script const& reentrant_release_script()
+{
+   return built_once<reentrant_release_text>("reentrant release", reply_shape::ownership);
 }
 
 }  // namespace locksmith::detail

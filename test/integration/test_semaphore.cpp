@@ -44,13 +44,14 @@ void eight_processes_on_three_permits(std::vector<std::string> nodes, std::uint1
 
 BOOST_FIXTURE_TEST_SUITE(semaphore, server_fixture, *needs_redis_server())
 
-// The server compiles each script of the semaphore and the read-write lock (a Lua error would
-// otherwise show only as unexpected_reply).
+// The server compiles each script of the semaphore, the read-write lock and the reentrant lock
+// (a Lua error would otherwise show only as unexpected_reply).
 BOOST_AUTO_TEST_CASE(the_scripts_load)
 {
    using namespace locksmith::detail;
    for (auto const* s : {&set_acquire_script(), &set_extend_script(), &set_release_script(),
-                         &write_acquire_script()})
+                         &write_acquire_script(), &reentrant_acquire_script(),
+                         &reentrant_extend_script(), &reentrant_release_script()})
       BOOST_TEST(srv.text({"SCRIPT", "LOAD", s->text}) == s->sha1, s->name);
 }
 

@@ -120,9 +120,36 @@ BOOST_AUTO_TEST_CASE(a_writer_is_taken_by_its_script_and_renewed_and_released_as
    BOOST_TEST(release_call(write, "p:", "n", "t")->code == &release_script());
 }
 
+BOOST_AUTO_TEST_CASE(a_reentrant_hold_is_a_member_of_the_holds_beside_the_owners_key)
+{
+   lease_kind const hold{of::reentrant, 1, "request-42"};
+   BOOST_TEST(!hold.shared());
+   auto const a = acquire_call(hold, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(a->code == &reentrant_acquire_script());
+   BOOST_TEST(keys_of(a) ==
+              (std::vector<std::string>{"p:{n}", "p:{n}:fence", holds_key("p:", "n")}));
+   BOOST_TEST(a->args.front() == "t");
+   BOOST_TEST(a->args.back() == owner_token("request-42"));
+   BOOST_TEST(a->quorum == 0u);  // the majority
+   BOOST_TEST(extend_call(hold, "p:", "n", "t", 1000ms, 5)->code == &reentrant_extend_script());
+   auto const r = release_call(hold, "p:", "n", "t");
+   BOOST_TEST(r->code == &reentrant_release_script());
+   BOOST_TEST(r->args.back() == owner_token("request-42"));
+}
+
+BOOST_AUTO_TEST_CASE(an_owner_token_is_32_hex_characters_the_same_for_the_same_owner)
+{
+   auto const t = owner_token("request-42");
+   BOOST_TEST(t.size() == 32u);
+   BOOST_TEST(t.find_first_not_of("0123456789abcdef") == std::string::npos);
+   BOOST_TEST(t == owner_token("request-42"));
+   BOOST_TEST(t != owner_token("request-43"));
+}
+
 BOOST_AUTO_TEST_CASE(every_key_of_a_name_shares_its_hash_tag)
 {
-   for (auto const& k : {readers_key("p:", "n"), writer_waiting_key("p:", "n")})
+   for (auto const& k :
+        {readers_key("p:", "n"), writer_waiting_key("p:", "n"), holds_key("p:", "n")})
       BOOST_TEST(k.starts_with("p:{n}"));
 }
 
@@ -132,6 +159,9 @@ BOOST_AUTO_TEST_CASE(the_new_acquire_scripts_answer_as_the_acquire_script)
    BOOST_TEST((write_acquire_script().shape == reply_shape::acquire));
    BOOST_TEST((set_extend_script().shape == reply_shape::ownership));
    BOOST_TEST((set_release_script().shape == reply_shape::ownership));
+   BOOST_TEST((reentrant_acquire_script().shape == reply_shape::acquire));
+   BOOST_TEST((reentrant_extend_script().shape == reply_shape::ownership));
+   BOOST_TEST((reentrant_release_script().shape == reply_shape::ownership));
    BOOST_TEST((acquire_script().shape == reply_shape::acquire));
    BOOST_TEST((release_script().shape == reply_shape::ownership));
    BOOST_TEST(set_acquire_script().sha1 == sha1_hex(set_acquire_script().text));

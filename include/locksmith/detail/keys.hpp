@@ -38,6 +38,13 @@ inline std::string readers_key(std::string_view prefix, std::string_view name)
    return lock_key(prefix, name).append(":readers");
 }
 
+/// The reentrant lock's holds, a sorted set of token → expiry (ms, server clock):
+/// `prefix{name}:holds`. Its lock key holds the owner's token.
+inline std::string holds_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":holds");
+}
+
 /// Set while a writer waits, so that no new reader enters: `prefix{name}:writer_waiting`.
 inline std::string writer_waiting_key(std::string_view prefix, std::string_view name)
 {

@@ -37,6 +37,19 @@ script const& set_release_script();
 /// set) before it expires.
 script const& write_acquire_script();
 
+/// The reentrant lock's scripts. KEYS: lock key, fence key, holds set (release: lock key, holds
+/// set). ARGV: hold token, ttl ms, fence key ttl ms, owner token (release: hold token, release
+/// channel, owner token).
+/// Acquire: if the lock key is free or holds the owner's token, sets it to the owner's token,
+/// adds the hold with expiry now + ttl (dropping expired holds first), keeps both keys as long as
+/// the longest hold, and mints a fence: `{1, fence}`; else `{0, PTTL}`.
+/// Extend: moves the hold's expiry to now + ttl if the key is the owner's and the hold has not
+/// expired: 1; else -1. Release: removes the hold (1, or -1 when it was gone); the last hold to
+/// go deletes both keys and publishes the release.
+script const& reentrant_acquire_script();
+script const& reentrant_extend_script();
+script const& reentrant_release_script();
+
 }  // namespace locksmith::detail
 
 #endif

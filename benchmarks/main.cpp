@@ -11,7 +11,7 @@
 //   locksmith-bench --scenario handoff --plot /tmp/handoff.png
 //   locksmith-bench --scenario quorum --nodes 5 --frozen 0,2 --json
 //   locksmith-bench --scenario renewal --leases 10000 --duration 30s --json
-//   locksmith-bench --scenario semaphore,rwlock --strategy subscribe --json
+//   locksmith-bench --scenario semaphore,rwlock,reentrant --strategy subscribe --json
 #include "plot.hpp"
 #include "mutex.hpp"
 #include "quorum.hpp"
@@ -109,13 +109,13 @@ milliseconds node_timeout_of(options const& o)
 scenario scenario_of(std::string const& s)
 {
    for (auto sc : {scenario::uncontended, scenario::independent, scenario::contended,
-                   scenario::handoff, scenario::semaphore, scenario::rwlock})
+                   scenario::handoff, scenario::semaphore, scenario::rwlock, scenario::reentrant})
       if (name_of(sc) == s)
          return sc;
    throw CLI::ValidationError("--scenario", "unknown scenario '" + s +
                                                "' (uncontended, independent, contended, "
                                                "handoff, quorum, renewal, mutex, semaphore, "
-                                               "rwlock)");
+                                               "rwlock, reentrant)");
 }
 
 strategy strategy_of(std::string const& s)
@@ -141,6 +141,7 @@ int default_workers(scenario sc)
       return 1;
    case scenario::semaphore:
    case scenario::rwlock:
+   case scenario::reentrant:
       return 12;
    }
    return 1;
@@ -154,6 +155,7 @@ int default_processes(scenario sc, int workers)
    case scenario::contended:
    case scenario::semaphore:
    case scenario::rwlock:
+   case scenario::reentrant:
       return std::min(workers, 4);
    case scenario::handoff:
       return std::min(workers, 16);
@@ -164,8 +166,8 @@ int default_processes(scenario sc, int workers)
 
 milliseconds default_hold(scenario sc)
 {
-   bool const held =
-      sc == scenario::contended || sc == scenario::semaphore || sc == scenario::rwlock;
+   bool const held = sc == scenario::contended || sc == scenario::semaphore ||
+                     sc == scenario::rwlock || sc == scenario::reentrant;
    return held ? 1ms : 0ms;
 }
 
@@ -194,8 +196,9 @@ std::vector<run_spec> plan(options const& o)
       if (holds.empty() || sc == scenario::uncontended)
          holds = {sc == scenario::uncontended ? 0ms : default_hold(sc)};
       std::vector<strategy> strategies;
-      // The raw floor has no semaphore nor read-write lock, and would have to spin in contended.
-      if (sc != scenario::contended && sc != scenario::semaphore && sc != scenario::rwlock)
+      // The raw floor has no semaphore, read-write or reentrant lock, and would spin in contended.
+      if (sc != scenario::contended && sc != scenario::semaphore && sc != scenario::rwlock &&
+          sc != scenario::reentrant)
          strategies.push_back(strategy::raw);
       for (auto const& st : o.strategies)
          if (strategy_of(st) != strategy::raw)
@@ -285,26 +288,28 @@ void add_options(CLI::App& app, options& o)
    app.add_option("--redis", o.urls,
                   "Redis node URL (repeat for RedLock); default: start a redis-server")
       ->delimiter(',');
-   app.add_option("--scenario", o.scenarios,
-                  "uncontended,independent,contended,handoff (default: these four); "
-                  "quorum, renewal, mutex, semaphore (3 permits), rwlock (1 writer in 4) (only "
-                  "when named)")
+   app.add_option(
+         "--scenario", o.scenarios,
+         "uncontended,independent,contended,handoff (default: these four); "
+         "quorum, renewal, mutex, semaphore (3 permits), rwlock (1 writer in 4), reentrant (only "
+         "when named)")
       ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
       ->delimiter(',');
-   app.add_option(
-         "--workers", o.workers,
-         "Workers (default: independent 64, contended 16, handoff 2, semaphore and rwlock 12)")
+   app.add_option("--workers", o.workers,
+                  "Workers (default: independent 64, contended 16, handoff 2, semaphore, rwlock "
+                  "and reentrant 12)")
       ->check(CLI::Range(1, max_workers));
-   app.add_option("--processes", o.processes,
-                  "Spread the workers over N processes (default: contended, semaphore and rwlock "
-                  "min(workers,4), handoff "
-                  "min(workers,16), else 1)")
+   app.add_option(
+         "--processes", o.processes,
+         "Spread the workers over N processes (default: contended, semaphore, rwlock, reentrant "
+         "min(workers,4), handoff "
+         "min(workers,16), else 1)")
       ->check(CLI::Range(1, max_workers));
    app.add_option("--hold", o.holds,
                   "How long a worker holds the lock; a comma list runs each (default: "
-                  "contended, semaphore and rwlock 1ms, else 0)")
+                  "contended, semaphore, rwlock and reentrant 1ms, else 0)")
       ->delimiter(',');
    app.add_option("--duration", o.duration,
                   "Measure phase of each run (default 3s); renewal: the hold (default 30s)");

@@ -23,7 +23,8 @@ enum class scenario {
    handoff,
    quorum,     // RedLock over nodes of which the last `frozen` are paused (SIGSTOP) while measuring
    semaphore,  // every worker takes one of `permits` permits of one name
-   rwlock      // one worker in `write_every` takes one name's write side, the others its read side
+   rwlock,     // one worker in `write_every` takes one name's write side, the others its read side
+   reentrant   // every worker takes one name for its own owner id, and takes it again inside
 };
 enum class strategy { raw, spin, subscribe };
 

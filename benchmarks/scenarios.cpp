@@ -55,6 +55,8 @@ detail::lease_kind kind_of(run_spec const& spec, int worker_id)
       return {of::permit, spec.permits};
    if (spec.sc == scenario::rwlock)
       return {worker_id % spec.write_every == 0 ? of::write : of::read};
+   if (spec.sc == scenario::reentrant)
+      return {of::reentrant, 1, "worker-" + std::to_string(worker_id)};
    return {};
 }
 
@@ -64,7 +66,7 @@ bool count_in(process_ctx& c, worker const& w)
 {
    auto& key = c.shm.keys[w.key_index];
    auto const kind = kind_of(c.spec, w.id);
-   if (kind.what == of::lock) {
+   if (kind.what == of::lock || kind.what == of::reentrant) {
       int expected = 0;
       return key.holder.compare_exchange_strong(expected, w.id + 1);
    }
@@ -81,12 +83,30 @@ void count_out(process_ctx& c, worker const& w)
 {
    auto& key = c.shm.keys[w.key_index];
    auto const kind = kind_of(c.spec, w.id);
-   if (kind.what == of::lock) {
+   if (kind.what == of::lock || kind.what == of::reentrant) {
       int expected = w.id + 1;
       key.holder.compare_exchange_strong(expected, 0);
    } else {
       (kind.what == of::write ? key.writers : key.holders).fetch_sub(1);
    }
+}
+
+// reentrant: the holder takes the name again for its owner, which must succeed at once, and
+// gives that hold back; the first hold keeps the lock.
+asio::awaitable<void> reenter(process_ctx& c, client& cli, worker& w,
+                              detail::lease_kind const& kind)
+{
+   auto opts = bench_options(c.spec);
+   opts.wait = 0ms;
+   auto token = use_tuple;
+   auto [ec, inner] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts, nullptr);
+   if (ec) {
+      fail(c, "re-entry: " + ec.message());
+      co_return;
+   }
+   auto [uec] = co_await cli.async_unlock(inner, use_tuple);
+   if (uec)
+      fail(c, "release of the re-entry: " + uec.message());
 }
 
 asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
@@ -115,6 +135,8 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
       }
       bool const counted = measuring(c);
       enter_critical(c, w, start, acquired, counted);
+      if (kind.what == of::reentrant)
+         co_await reenter(c, cli, w, kind);
       if (c.spec.hold.count() > 0)
          co_await sleep_for(c.spec.hold);
       if (handoff)

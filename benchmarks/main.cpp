@@ -348,14 +348,16 @@ constexpr char const* legend =
    "to acquisition by another; cmd/acq: INFO commandstats calls per acquisition, with those run\n"
    "inside scripts; req/acq: without them; cpu/1k: server CPU ms per 1000 acquisitions; cli/acq:\n"
    "worker processes' CPU microseconds per acquisition; min/proc: fewest acquisitions of one\n"
-   "process; xraw: cycle p50 (handoff: handoff p50) over the raw row's\n";
+   "process; xraw: cycle p50 (handoff: handoff p50) over the raw row's; cpu/r: server CPU over\n"
+   "the raw row's; spin/s: the spin row's rate over subscribe's; target: issue 9's target for\n"
+   "the row (JSON: target, target_met)\n";
 
 // Runs every planned run and prints it as it ends. Returns false when a sanity check failed.
 bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<pid_t> server)
 {
    bool const progress = ::isatty(STDERR_FILENO) != 0;
    bool sane = true;
-   std::optional<summary> raw;
+   std::optional<summary> raw, spin;
    std::vector<plot_series> series;
    if (!o.json)
       std::cout << table_header() << std::flush;
@@ -371,9 +373,11 @@ bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<
       });
       if (progress)
          std::cerr << "\r\033[K" << std::flush;
-      auto const s = summarize(r, raw ? &*raw : nullptr);
+      auto const s = summarize(r, raw ? &*raw : nullptr, spin ? &*spin : nullptr);
       if (r.spec.st == strategy::raw)
          raw = s;
+      if (r.spec.st == strategy::spin)
+         spin = s;
       std::cout << (o.json ? to_json(s) + "\n" : table_row(s)) << std::flush;
       if (!s.sane) {
          sane = false;

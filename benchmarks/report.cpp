@@ -89,7 +89,35 @@ std::string format_ms(double ms)
    return ms >= 1000 ? number(ms / 1000) + "s" : number(ms) + "ms";
 }
 
-summary summarize(run_result& r, summary const* raw)
+namespace {
+
+// Issue 9's targets, each against a baseline taken in the same run.
+void judge(summary& s)
+{
+   if (s.strategy == "raw")
+      return;
+   if (s.scenario == "uncontended") {
+      s.target = "cycle_p50_vs_raw <= 1.15, server_cpu_vs_raw <= 1.3";
+      if (s.cycle_p50_vs_raw && s.server_cpu_vs_raw)
+         s.target_met = *s.cycle_p50_vs_raw <= 1.15 && *s.server_cpu_vs_raw <= 1.3;
+   } else if (s.scenario == "independent") {
+      s.target = "acquisitions_per_s_vs_raw >= 0.6";
+      if (s.rate_vs_raw)
+         s.target_met = *s.rate_vs_raw >= 0.6;
+   } else if (s.scenario == "handoff" && s.strategy == "subscribe") {
+      s.target = "handoff_p50_us <= 150";
+      if (s.handoff_us.p50)
+         s.target_met = *s.handoff_us.p50 <= 150;
+   } else if (s.scenario == "contended" && s.strategy == "subscribe" && s.hold_ms == 0) {
+      s.target = "spin_over_subscribe >= 0.8, per_process_min > 0";
+      if (s.spin_over_subscribe)
+         s.target_met = *s.spin_over_subscribe >= 0.8 && s.per_process_min > 0;
+   }
+}
+
+}  // namespace
+
+summary summarize(run_result& r, summary const* raw, summary const* spin)
 {
    summary s;
    s.scenario = name_of(r.spec.sc);
@@ -129,13 +157,21 @@ summary summarize(run_result& r, summary const* raw)
          s.rate_vs_raw = s.acquisitions_per_s / raw->acquisitions_per_s;
       if (raw->handoff_us.p50 && s.handoff_us.p50)
          s.handoff_p50_vs_raw = *s.handoff_us.p50 / *raw->handoff_us.p50;
+      if (raw->server_cpu_ms_per_1000 && s.server_cpu_ms_per_1000 &&
+          *raw->server_cpu_ms_per_1000 > 0)
+         s.server_cpu_vs_raw = *s.server_cpu_ms_per_1000 / *raw->server_cpu_ms_per_1000;
    }
+   if (spin && r.spec.st == strategy::subscribe && spin->scenario == s.scenario &&
+       spin->hold_ms == s.hold_ms && spin->workers == s.workers && spin->processes == s.processes &&
+       s.acquisitions_per_s > 0)
+      s.spin_over_subscribe = spin->acquisitions_per_s / s.acquisitions_per_s;
    if (r.spec.st == strategy::spin) {
       s.spin_interval_ms = static_cast<double>(r.spec.spin_interval.count());
       s.spin_jitter_ms = static_cast<double>(r.spec.spin_jitter.count());
    }
    s.renew = r.spec.renew;
    s.sane = r.sane();
+   judge(s);
    return s;
 }
 
@@ -154,6 +190,9 @@ std::string to_json(summary const& s)
    field("cycle_p50_vs_raw", json_number(s.cycle_p50_vs_raw));
    field("acquisitions_per_s_vs_raw", json_number(s.rate_vs_raw));
    field("handoff_p50_vs_raw", json_number(s.handoff_p50_vs_raw));
+   field("server_cpu_vs_raw", json_number(s.server_cpu_vs_raw));
+   if (s.spin_over_subscribe)
+      field("spin_over_subscribe", number(*s.spin_over_subscribe));
    field("handoffs", std::to_string(s.handoffs));
    j.field("handoff", s.handoff_us);
    field("redis_commands_per_acquisition", json_number(s.commands_per_acquisition));
@@ -178,13 +217,18 @@ std::string to_json(summary const& s)
       field("renew", s.renew ? "true" : "false");
    if (!s.error.empty())
       field("first_error", json_string(s.error));
+   if (!s.target.empty()) {
+      field("target", json_string(s.target));
+      field("target_met", s.target_met ? (*s.target_met ? "true" : "false") : "null");
+   }
    field("sane", s.sane ? "true" : "false");
    return j.str();
 }
 
 namespace {
 constexpr char const* row_format =
-   "%-11s %-9s %4s %4s %6s %8s %9s %8s %8s %8s %8s %6s %7s %7s %7s %7s %7s %7s %8s %4s %4s %6s\n";
+   "%-11s %-9s %4s %4s %6s %8s %9s %8s %8s %8s %8s %6s %7s %7s %7s %7s %7s %7s %8s %4s %4s %6s "
+   "%6s %6s %6s\n";
 }
 
 std::string table_header()
@@ -192,7 +236,7 @@ std::string table_header()
    return underlined(table_line(row_format, "scenario", "strategy", "wrk", "proc", "hold", "acq",
                                 "acq/s", "cyc p50", "cyc p99", "hof p50", "hof p99", "hofs",
                                 "cmd/acq", "req/acq", "cpu/1k", "cli/acq", "min/wrk", "max/wrk",
-                                "min/proc", "ovl", "fail", "xraw"));
+                                "min/proc", "ovl", "fail", "xraw", "cpu/r", "spin/s", "target"));
 }
 
 std::string table_row(summary const& s)
@@ -205,7 +249,9 @@ std::string table_row(summary const& s)
                      cell(s.requests_per_acquisition), cell(s.server_cpu_ms_per_1000),
                      cell(s.client_cpu_us_per_acquisition), n(s.per_worker_min),
                      n(s.per_worker_max), n(s.per_process_min), n(s.overlaps), n(s.failures),
-                     cell(s.handoff_p50_vs_raw ? s.handoff_p50_vs_raw : s.cycle_p50_vs_raw)) +
+                     cell(s.handoff_p50_vs_raw ? s.handoff_p50_vs_raw : s.cycle_p50_vs_raw),
+                     cell(s.server_cpu_vs_raw), cell(s.spin_over_subscribe),
+                     s.target_met ? (*s.target_met ? "met" : "MISS") : "-") +
           failure_note(s.error);
 }
 

@@ -34,13 +34,19 @@ struct summary {
    std::optional<double> cycle_p50_vs_raw;  // when the same scenario's raw row ran first
    std::optional<double> rate_vs_raw;       // acquisitions_per_s over the raw row's
    std::optional<double> handoff_p50_vs_raw;
+   std::optional<double> server_cpu_vs_raw;  // server CPU per acquisition over the raw row's
+   std::optional<double>
+      spin_over_subscribe;  // subscribe rows: the spin row's rate over this one's
+   std::string target;      // issue 9's target for this row, if it has one
+   std::optional<bool> target_met;
    std::optional<double> spin_interval_ms, spin_jitter_ms;
    bool renew = true;
    bool sane = false;
 };
 
-/// Sorts the run's samples. `raw`: the same scenario's raw row, if any, for the ratios.
-summary summarize(run_result& r, summary const* raw);
+/// Sorts the run's samples. `raw`: the same scenario's raw row, if any, for the ratios; `spin`:
+/// for a subscribe row, the spin row of the same scenario, hold and workers, if any.
+summary summarize(run_result& r, summary const* raw, summary const* spin = nullptr);
 
 /// One JSON object, without a newline.
 std::string to_json(summary const& s);

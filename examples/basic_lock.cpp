@@ -58,17 +58,16 @@ asio::awaitable<void> by_hand(locksmith::client& locks)
    }
    describe(l);
 
-   // While we hold it, a second try from this process answers lock_taken at once, with no
-   // round trip; another process would get the same answer from Redis.
-   auto [busy, none] = co_await locks.async_try_lock("examples/basic", {}, asio::as_tuple);
-   std::cout << "  try_lock again: " << busy.message()
-             << (busy == error::lock_taken ? " (expected)\n" : "\n");
-
-   // Unlock even when Ctrl-C cancels the work. A cancelled coroutine throws at its next co_await,
-   // so keep the exception, clear the cancellation, unlock, then rethrow. (async_with_lock below
-   // does all of this for you.)
+   // Unlock even when Ctrl-C cancels what we do while holding the lock. A cancelled coroutine
+   // throws at its next co_await, so keep the exception, clear the cancellation, unlock, then
+   // rethrow. (async_with_lock below does all of this for you.)
    std::exception_ptr stopped;
    try {
+      // While we hold it, a second try from this process answers lock_taken at once, with no
+      // round trip; another process would get the same answer from Redis.
+      auto [busy, none] = co_await locks.async_try_lock("examples/basic", {}, asio::as_tuple);
+      std::cout << "  try_lock again: " << busy.message()
+                << (busy == error::lock_taken ? " (expected)\n" : "\n");
       co_await work(1500ms);
    } catch (boost::system::system_error const&) {
       stopped = std::current_exception();

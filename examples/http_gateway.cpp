@@ -4,14 +4,18 @@
 // many gateways run and however many buyers hurry. `POST /buy/<item>` reads the stock, decides
 // and writes it back while holding the lock `stock/<item>`. Its `Idempotency-Key` header names
 // the purchase: the answer is stored under it (idem:<item>:<key>, for an hour), so that a retry
-// gets the same answer and buys nothing more. `GET /stock/<item>` reads the stock. Every item
-// starts with --stock units, seeded when first asked for (start over: redis-cli del stock:<item>).
-// One io_context, one thread, coroutines throughout.
+// gets the same answer and buys nothing more. The write is fenced: Redis takes it only with a
+// fencing token above the last one stored (fence:<item>), so a gateway frozen past its lease
+// cannot write over a later holder's sale. `GET /stock/<item>` reads the stock; `GET /metrics`
+// serves the lock client's metrics in Prometheus' text format. Every item starts with --stock
+// units, seeded when first asked for (start over: redis-cli del stock:<item> fence:<item>).
+// One io_context, one thread, coroutines throughout. test/integration/test_http_gateway.cpp runs
+// two of them; --ttl-ms and --hold-ms are there for it.
 //
 // Run:    ./build/examples/http_gateway redis://127.0.0.1:6379 8080 --stock 50
 //         curl -s -X POST -H 'Idempotency-Key: order-1' localhost:8080/buy/widget
-//         curl -s localhost:8080/stock/widget
-// Watch:  redis-cli monitor     (the lock's EVALSHA, then GET/SET of stock:<item> and idem:...)
+//         curl -s localhost:8080/stock/widget; curl -s localhost:8080/metrics
+// Watch:  redis-cli monitor     (the lock's EVALSHA, then GETs, and the fenced write's EVAL)
 // Ctrl-C stops accepting, lets the requests in flight finish, and closes idle connections.
 #include <locksmith/locksmith.hpp>
 
@@ -60,9 +64,21 @@ redis::config redis_config(std::string_view url)
    return cfg;
 }
 
+// Writes the stock and the answer, and stores the fence, only if the fence is above the last
+// one stored. (Fences are below 2^53, so Lua's numbers hold them exactly.)
+constexpr char const* fenced_write = R"(
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[1]) <= last then return 0 end
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('SET', KEYS[1], ARGV[2])
+redis.call('SET', KEYS[3], ARGV[3], 'EX', 3600)
+return 1)";
+
 struct gateway {
    asio::io_context& ioc;
    long seed;
+   std::chrono::milliseconds ttl;
+   std::chrono::milliseconds hold;  // --hold-ms, for tests: a pause before each write
    locksmith::client locks;
    redis::connection db{ioc, redis::logger{redis::logger::level::warning}};
    tcp::acceptor acceptor;
@@ -87,9 +103,10 @@ struct gateway {
    }
 
    // Runs under the lock: the only reader-writer of stock:<item> and idem:<item>:* among all the
-   // gateways (so answers are kept per item, as the lock is). A lost lease cancels it; a gateway
-   // frozen past its lease could still write late, which fencing_token.cpp shows how to refuse.
-   asio::awaitable<std::string> sell_one(std::string const& item, std::string const& key)
+   // gateways (so answers are kept per item, as the lock is). A lost lease cancels it; a write
+   // that goes out all the same (the gateway was frozen) is refused by its fence: `refused`.
+   asio::awaitable<std::string> sell_one(std::string const& item, std::string const& key,
+                                         std::uint64_t fence, bool& refused)
    {
       auto [left, done] = co_await read(item, key);
       if (done)
@@ -97,14 +114,35 @@ struct gateway {
       bool const ok = left > 0;
       left -= ok;
       auto answer = json::serialize(json::object{{"item", item}, {"ok", ok}, {"left", left}});
-      // The stock and the answer change together, or not at all.
+      if (hold.count() > 0)
+         co_await pause_for_test(item, fence);
+      // The stock, the answer and the fence change together, or not at all.
       redis::request write;
-      write.push("MULTI");
-      write.push("SET", "stock:" + item, left);
-      write.push("SET", "idem:" + item + ':' + key, answer, "EX", 3600);
-      write.push("EXEC");
-      co_await db.async_exec(write, redis::ignore, asio::cancel_after(2s));
+      write.push("EVAL", fenced_write, 3, "stock:" + item, "fence:" + item,
+                 "idem:" + item + ':' + key, fence, left, answer);
+      redis::response<int> written;
+      co_await db.async_exec(write, written, asio::cancel_after(2s));
+      refused = std::get<0>(written).value() == 0;
       co_return answer;
+   }
+
+   // --hold-ms: a pause that the lease cannot see, as a frozen process's (so neither the lease's
+   // loss nor anything else cancels this body from here on). Says "holding" on stdout, then waits
+   // for hold-ms or for SIGCONT, whichever comes first: a test freezes the gateway with SIGSTOP
+   // past the TTL, and its SIGCONT sends the write out late.
+   asio::awaitable<void> pause_for_test(std::string const& item, std::uint64_t fence)
+   {
+      auto const never = [](asio::cancellation_type) { return asio::cancellation_type::none; };
+      co_await asio::this_coro::reset_cancellation_state(never);
+      co_await asio::this_coro::throw_if_cancelled(false);
+      auto paused = std::make_shared<asio::steady_timer>(ioc, hold);  // outlives the handler
+      asio::signal_set resumed{ioc, SIGCONT};
+      resumed.async_wait([paused](boost::system::error_code ec, int) {
+         if (!ec)
+            paused->cancel();
+      });
+      std::cout << "holding " << item << " fence " << fence << std::endl;
+      co_await paused->async_wait(asio::as_tuple);
    }
 
    asio::awaitable<response> handle(http::request<http::string_body> const& req)
@@ -112,20 +150,31 @@ struct gateway {
       std::string_view const target = req.target();
       std::string const item{target.substr(target.find('/', 1) + 1)}, key{req["Idempotency-Key"]};
       if (req.method() == http::verb::get && target.starts_with("/stock/") && plain(item)) {
-         auto [left, _] = co_await read(item, "");
+         std::string const no_key;
+         auto [left, _] = co_await read(item, no_key);
          co_return reply(http::status::ok, {{"item", item}, {"left", left}});
+      }
+      if (req.method() == http::verb::get && target == "/metrics") {
+         response res{http::status::ok, 11, locksmith::to_prometheus(locks.metrics())};
+         res.set(http::field::content_type, "text/plain; version=0.0.4");
+         co_return res;
       }
       bool const buy = req.method() == http::verb::post && target.starts_with("/buy/");
       if (!buy || !plain(item) || !plain(key))
          co_return reply(http::status::bad_request,
                          {{"error", "GET /stock/<item> or POST /buy/<item> with Idempotency-Key"}});
+      bool refused = false;
+      auto const name = "stock/" + item;  // (GCC 12: no temporary string in a co_await)
       auto [ec, answer] = co_await locksmith::async_with_lock(
-         locks, "stock/" + item, {.ttl = 5s, .wait = 5s},
-         [&](locksmith::lease&) { return sell_one(item, key); }, asio::as_tuple);
+         locks, name, {.ttl = ttl, .wait = 5s},
+         [&](locksmith::lease& l) { return sell_one(item, key, l.fencing_token(), refused); },
+         asio::as_tuple);
       // wait_timeout, quorum_unreachable, a Redis error, or lease_lost (the sale may then have
-      // happened: the client retries with the same key, and learns the outcome).
-      if (ec)
-         co_return reply(http::status::service_unavailable, {{"error", ec.message()}});
+      // happened, unless its write was refused: the client retries with the same key, and
+      // learns the outcome).
+      if (ec || refused)
+         co_return reply(http::status::service_unavailable,
+                         {{"error", ec ? ec.message() : "lease lost"}, {"write_refused", refused}});
       auto const sold = json::parse(answer);
       co_return reply(sold.at("ok").as_bool() ? http::status::ok : http::status::conflict, sold);
    }
@@ -187,23 +236,34 @@ struct gateway {
 
 int main(int argc, char** argv)
 {
-   std::vector<std::string> args;  // [redis-url [port]] [--stock N]
-   long seed = 100;
-   for (int i = 1; i < argc; ++i)
-      if (std::string_view{argv[i]} == "--stock" && i + 1 < argc)
+   std::vector<std::string> args;  // [redis-url [port]] [--stock N] [--ttl-ms N] [--hold-ms N]
+   long seed = 100, ttl_ms = 5000, hold_ms = 0;
+   for (int i = 1; i < argc; ++i) {
+      std::string_view const arg = argv[i];
+      bool const valued = i + 1 < argc && arg.starts_with("--");
+      if (valued && arg == "--stock")
          seed = std::atol(argv[++i]);
+      else if (valued && arg == "--ttl-ms")
+         ttl_ms = std::atol(argv[++i]);
+      else if (valued && arg == "--hold-ms")
+         hold_ms = std::atol(argv[++i]);
       else
          args.push_back(argv[i]);
+   }
    std::string const url = args.size() > 0 ? args[0] : "redis://127.0.0.1:6379";
    auto const port = static_cast<unsigned short>(args.size() > 1 ? std::stoi(args[1]) : 8080);
 
    asio::io_context ioc;
    gateway gw{.ioc = ioc,
               .seed = seed,
+              .ttl = std::chrono::milliseconds{ttl_ms},
+              .hold = std::chrono::milliseconds{hold_ms},
               .locks = {ioc.get_executor(), {.nodes = {url}}},
               .acceptor = {ioc, {asio::ip::make_address("127.0.0.1"), port}}};
    gw.db.async_run(redis_config(url), asio::detached);
    asio::co_spawn(ioc, gw.listen(), asio::detached);
-   std::cout << "listening on http://127.0.0.1:" << port << ", items start with " << seed << '\n';
+   // Port 0 takes a free one: the line says which (the tests read it).
+   std::cout << "listening on http://127.0.0.1:" << gw.acceptor.local_endpoint().port()
+             << ", items start with " << seed << std::endl;
    ioc.run();
 }

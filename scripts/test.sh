@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds everything and runs every test (unit, then integration against real redis-server processes
-# that the tests start themselves on free loopback ports).
+# that the tests start themselves on free loopback ports, then the package tests: a find_package and
+# a FetchContent consumer built outside this build, see test/package/).
 #
 #   scripts/test.sh [--sanitize address,undefined | --sanitize thread] [ctest options...]
 #
 # --sanitize builds the library, the tool and both test binaries with those sanitizers into a
 # build directory of their own (build-asan for address,undefined, build-tsan for thread, else
-# build-san), and runs the same tests there. A finding fails the test that made it.
+# build-san), and runs the same tests there, but for the package tests. A finding fails the test
+# that made it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=
@@ -27,6 +29,8 @@ else
   build_dir=${LOCKSMITH_BUILD_DIR:-$root/$dir}
   LOCKSMITH_BUILD_DIR=$build_dir LOCKSMITH_SANITIZE=$sanitize \
     "$root/scripts/build.sh" --target unit_tests integration_tests
+  # The package tests build consumers outside this build: nothing for a sanitizer to check there.
+  set -- -LE package "$@"
   # A finding ends the process with its report on stderr, which CTest shows.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

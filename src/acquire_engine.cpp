@@ -44,28 +44,49 @@ acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_
 
 asio::awaitable<acquire_engine::result>
 acquire_engine::acquire(std::string const& name, lock_options const& opts, bool no_wait,
-                        clock::time_point deadline, report* diag, lease_kind const& kind)
+                        clock::time_point deadline, report* diag, lease_kind const& kind,
+                        local_queue::handover const* handed)
 {
    auto const channel = release_channel(ctx_.cfg.prefix, name);
    auto const drift = opts.drift.value_or(default_drift(opts.ttl));
+   // The handed lease's key, where the first try did not take it over (`taken`: by node), is
+   // released: it must not outlive the handover for its TTL.
+   auto let_go = [&](fanout_result const* taken) {
+      std::vector<bool> where(ctx_.nodes.size(), true);
+      for (std::size_t i = 0; taken && i < where.size(); ++i)
+         where[i] = taken->nodes[i].v != vote::yes && taken->nodes[i].v != vote::no;
+      release_on(ctx_, name, handed->token, where, handed->until);
+      handed = nullptr;
+   };
+   // Only the lock's acquire script takes a handed key over: another kind gives it back first.
+   if (handed && kind.what != lease_kind::of::lock)
+      let_go(nullptr);
    for (;;) {
-      if (ctx_.stopped || co_await cancelled())
+      if (ctx_.stopped || co_await cancelled()) {
+         if (handed)
+            let_go(nullptr);
          co_return result{asio::error::operation_aborted, {}};
+      }
       // A fresh token per attempt: a release of an earlier attempt that is late (NOSCRIPT, then
       // EVAL) can never remove what this one takes.
       auto token = random_token();
       auto const seen = listener_.events(channel);
       auto const t0 = clock::now();
-      auto const call =
-         acquire_call(kind, ctx_.cfg.prefix, name, token, opts.ttl, ctx_.nodes.size());
+      auto const call = acquire_call(kind, ctx_.cfg.prefix, name, token, opts.ttl,
+                                     ctx_.nodes.size(), handed ? &handed->token : nullptr);
       auto [ec, r] =
          co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
       describe(r, ctx_.nodes, diag);
+      // A node that said yes holds the new token, one that said no holds another owner's: only
+      // those that failed or did not answer may still hold the handed one.
+      if (handed)
+         let_go(ec ? nullptr : &r);
       if (ec) {
          release_where_taken(ctx_, name, token, r, t0 + opts.ttl,
                              kind);  // cancelled: the SET may have landed anyway
          co_return result{ec, {}};
       }
+      ctx_.tel.votes("acquire", name, r, ctx_.nodes);
       error_code lost = lost_reason(r);
       if (r.decision == outcome::won) {
          if (auto until = valid_until(t0, clock::now(), opts.ttl, drift))
@@ -100,8 +121,10 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
    auto const step = next_after(f);
    if (step == next_step::give_up)
       co_return final_error(f);
-   if (step == next_step::retry_now)
+   if (step == next_step::retry_now) {
+      ctx_.tel.woke(step, true);
       co_return error_code{};
+   }
    microseconds delay{};
    std::string const* wake_on = nullptr;
    if (step == next_step::draw_lots) {
@@ -119,7 +142,11 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
    } else {
       delay = spin_delay(c.spin ? *c.spin : wait_strategy::spin{}, left, random_);
    }
-   co_return co_await sleep(delay, wake_on);
+   auto const events = listener_.events(c.channel);
+   auto const ec = co_await sleep(delay, wake_on);
+   if (!ec)
+      ctx_.tel.woke(step, listener_.events(c.channel) != events);
+   co_return ec;
 }
 
 asio::awaitable<error_code> acquire_engine::sleep(microseconds d, std::string const* channel)

@@ -9,29 +9,48 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// The acquire and extend scripts take the same keys and arguments.
-std::shared_ptr<script_call const> lease_call(script const& code, std::string const& prefix,
-                                              std::string const& name, std::string const& token,
-                                              milliseconds ttl)
+// The acquire and extend scripts take the same keys and arguments for each lease.
+void add_lease(std::vector<std::string>& keys, std::vector<std::string>& args,
+               std::string const& prefix, std::string const& name, std::string const& token,
+               milliseconds ttl)
 {
-   return std::make_shared<script_call>(
-      code, std::vector<std::string>{lock_key(prefix, name), fence_key(prefix, name)},
-      std::vector<std::string>{token, std::to_string(ttl.count()),
-                               std::to_string((ttl + fence_linger).count())});
+   keys.push_back(lock_key(prefix, name));
+   keys.push_back(fence_key(prefix, name));
+   args.push_back(token);
+   args.push_back(std::to_string(ttl.count()));
+   args.push_back(std::to_string((ttl + fence_linger).count()));
 }
 
 }  // namespace
 
 std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::string const& name,
-                                                std::string const& token, milliseconds ttl)
+                                                std::string const& token, milliseconds ttl,
+                                                bool quorum, std::string const* takes_over)
 {
-   return lease_call(acquire_script(), prefix, name, token, ttl);
+   std::vector<std::string> keys, args;
+   add_lease(keys, args, prefix, name, token, ttl);
+   if (takes_over)
+      args.push_back(*takes_over);
+   return std::make_shared<script_call>(quorum ? quorum_acquire_script() : acquire_script(),
+                                        std::move(keys), std::move(args));
+}
+
+std::shared_ptr<script_call const> extend_call(std::string const& prefix,
+                                               std::span<extension const> leases)
+{
+   std::vector<std::string> keys, args;
+   keys.reserve(2 * leases.size());
+   args.reserve(3 * leases.size());
+   for (auto const& l : leases)
+      add_lease(keys, args, prefix, *l.name, *l.token, l.ttl);
+   return std::make_shared<script_call>(extend_script(), std::move(keys), std::move(args));
 }
 
 std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::string const& name,
                                                std::string const& token, milliseconds ttl)
 {
-   return lease_call(extend_script(), prefix, name, token, ttl);
+   extension const one{&name, &token, ttl};
+   return extend_call(prefix, std::span<extension const>{&one, 1});
 }
 
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,

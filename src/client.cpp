@@ -49,6 +49,11 @@ void client::cancel()
    core_->stop();
 }
 
+metrics_snapshot client::metrics() const
+{
+   return core_->metrics();
+}
+
 void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
 {
    detail::async_acquire_kind(core_, {}, std::move(name), std::move(opts), diag, std::move(h));

@@ -6,6 +6,7 @@
 
 #include "cleanup.hpp"
 #include "node.hpp"
+#include "telemetry.hpp"
 
 #include <locksmith/config.hpp>
 #include <locksmith/error.hpp>
@@ -24,6 +25,7 @@ struct client_context {
    std::vector<std::shared_ptr<node>> nodes;
    std::shared_ptr<owned_work> work = std::make_shared<owned_work>();  // what close() waits for
    bool stopped = false;  // the client was closed, cancelled or destroyed: operations end at once
+   telemetry tel = {};    // log lines and metrics
 };
 
 }  // namespace locksmith::detail

@@ -2,6 +2,7 @@
 #include "client_core.hpp"
 
 #include "extend.hpp"
+#include "log.hpp"
 #include "release.hpp"
 #include "watchdog.hpp"
 
@@ -10,8 +11,6 @@
 #include <locksmith/detail/validate.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -47,8 +46,11 @@ client_core::client_core(asio::any_io_executor e, config c)
     , listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
     , queue_{ctx_.ex}
     , acquire_{ctx_, queue_, listener_}
+    , dog_{ctx_}
 {
    ctx_.config_error = validate_config(ctx_.cfg);
+   share_logger(ctx_.cfg);  // before the nodes copy the config
+   ctx_.tel.configure(ctx_.cfg);
 }
 
 client_core::client_core(asio::any_io_executor e, config c,
@@ -57,9 +59,11 @@ client_core::client_core(asio::any_io_executor e, config c,
     , listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), ctx_.cfg.subscription_linger}
     , queue_{ctx_.ex}
     , acquire_{ctx_, queue_, listener_}
+    , dog_{ctx_}
 {
    ctx_.cfg.nodes.assign(ctx_.nodes.size(), "redis://fake");
    ctx_.config_error = validate_config(ctx_.cfg);
+   ctx_.tel.configure(ctx_.cfg);
 }
 
 release_listener::links client_core::listener_links()
@@ -90,6 +94,7 @@ void client_core::start()
 void client_core::halt()
 {
    ctx_.stopped = true;
+   dog_.stop();  // held leases expire by their TTL
    // Wake every sleeping and queued waiter: each sees `stopped` and completes.
    listener_.wake_all();
    queue_.close();
@@ -117,6 +122,11 @@ asio::awaitable<error_code> client_core::close(milliseconds bound)
    bool const clean = work.pending() == 0;
    stop();
    co_return clean ? error_code{} : error_code{asio::error::timed_out};
+}
+
+metrics_snapshot client_core::metrics() const
+{
+   return ctx_.tel.snapshot(ctx_.nodes);
 }
 
 bool client_core::holds_as(std::string const& name, lease_kind const& kind)
@@ -151,17 +161,26 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    st->kind = kind;
    if (kind.shared())
       st->leave_slot();  // others may hold it with us: the next local contender goes on
-   if (opts.renew)
-      asio::co_spawn(
-         ctx_.ex, watch(weak_from_this(), st, std::min(opts.max_hold, forever), opts.loss_margin),
-         asio::detached);
-   else
-      asio::co_spawn(ctx_.ex, expire(st), asio::detached);
+   st->renew = opts.renew;
+   st->loss_margin = opts.loss_margin;
+   if (opts.max_hold.count() > 0)
+      st->cap = st->renewed_at + std::min(opts.max_hold, forever);
+   dog_.keep(*st);
    return lease{std::move(st)};
 }
 
 asio::awaitable<client_core::lock_result>
 client_core::lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind)
+{
+   auto const start = clock::now();
+   auto r = co_await take(std::move(name), std::move(opts), try_only, diag, kind);
+   ctx_.tel.lock_done(r.ec, clock::now() - start);
+   co_return r;
+}
+
+asio::awaitable<client_core::lock_result> client_core::take(std::string name, lock_options opts,
+                                                            bool try_only, report* diag,
+                                                            lease_kind const& kind)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
@@ -178,17 +197,22 @@ client_core::lock(std::string name, lock_options opts, bool try_only, report* di
    // The owner's next hold does not queue behind this process's other contenders for the name:
    // they wait for the owner, which would then wait for them.
    bool const reentry = holds_as(name, kind);
+   std::optional<local_queue::handover> handed;
    if (!reentry) {
       if (no_wait && queue_.busy(name))
          co_return lock_result{error::lock_taken, {}};  // held or contended by this process
-      // Only one coroutine per process and name contends in Redis; the others queue here. One that
-      // a local unlock hands the name to tries at once: that release has been answered, and the
-      // waiters of other processes learn of it at the same moment, from its message.
-      if (auto ec = co_await queue_.enter(name, deadline))
+      // Only one coroutine per process and name contends in Redis; the others queue here. One
+      // that a local unlock hands the name to tries at once: that release has been answered, and
+      // the waiters of other processes learn of it at the same moment, from its message. One
+      // that is handed the lease itself (only a plain lock's, see unlock) takes its key over in
+      // one round trip.
+      if (auto ec = co_await queue_.enter(name, deadline, handed))
          co_return lock_result{ec, {}};
    }
    slot_guard guard{*this, name, reentry};
-   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind);
+   auto const* takes_over = handed ? &*handed : nullptr;
+   auto [ec, won] =
+      co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind, takes_over);
    if (ec)
       co_return lock_result{ec, {}};
    guard.kept = true;
@@ -204,6 +228,18 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   // A coroutine of this process waits for the name: hand it the lease, whose key it takes over
+   // in one round trip, instead of a release and a new acquire (two, and a message). Only a lease
+   // still held and valid, and at most local_queue::max_handovers times in a row.
+   // Only a plain lock's lease is handed over: the other kinds' keys are not the lock's (a
+   // permit, a reader), or their scripts do not take a key over (a writer, a reentrant hold).
+   if (st && st->kind.what == lease_kind::of::lock && st->st == lease_state::status::held &&
+       st->in_slot && !ctx_.stopped && clock::now() < st->valid_until &&
+       queue_.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
+      st->in_slot = false;  // the name went with the lease
+      st->end(lease_state::status::released);
+      co_return error_code{};
+   }
    co_return co_await release_lease(ctx_, std::move(st), diag);
 }
 

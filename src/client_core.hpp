@@ -1,7 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The client's owner of parts (DESIGN.md, "Components"): the nodes and what they share
 // (client_context), the in-process queue (local_queue), the release listener, and the acquire
-// engine; leases get a watchdog (watchdog.hpp). Everything here lives on the client's executor.
+// engine, and the watchdog of its leases (watchdog.hpp). Everything here lives on the client's
+// executor.
 #ifndef LOCKSMITH_SRC_CLIENT_CORE_HPP
 #define LOCKSMITH_SRC_CLIENT_CORE_HPP
 
@@ -11,10 +12,12 @@
 #include "local_queue.hpp"
 #include "node.hpp"
 #include "release_listener.hpp"
+#include "watchdog.hpp"
 
 #include <locksmith/config.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
+#include <locksmith/metrics.hpp>
 #include <locksmith/report.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -63,6 +66,10 @@ public:
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
                                              std::chrono::milliseconds ttl, report* diag);
 
+   /// The counters so far (client::metrics), and where the parts report to them.
+   metrics_snapshot metrics() const;
+   telemetry& observer() noexcept { return ctx_.tel; }
+
    /// Passes the name to the next local waiter, or forgets it (and its release subscription).
    void leave_slot(std::string const& name) noexcept;
 
@@ -72,6 +79,10 @@ public:
    bool stopped() const noexcept { return ctx_.stopped; }
 
 private:
+   // `kind` by reference: it lives in lock()'s frame, and no lease_kind temporary stands in
+   // lock()'s co_await expression (see lock() above).
+   boost::asio::awaitable<lock_result> take(std::string name, lock_options opts, bool try_only,
+                                            report* diag, lease_kind const& kind);
    lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
                lease_kind const& kind);
    release_listener::links listener_links();
@@ -86,6 +97,7 @@ private:
    acquire_engine acquire_;
    // The reentrant holds of this process, by name (weak: a hold ends with its lease).
    std::unordered_map<std::string, std::vector<std::weak_ptr<lease_state>>> reentrant_;
+   watchdog dog_;
 };
 
 }  // namespace locksmith::detail

@@ -36,6 +36,8 @@ struct category final : boost::system::error_category {
          return "a Redis node refused the user, the password or a command (ACL)";
       case error::tls_failed:
          return "the TLS handshake with a Redis node failed";
+      case error::not_enough_replicas:
+         return "the write reached too few replicas (config::wait_replicas)";
       }
       return "unknown locksmith error";
    }

@@ -32,22 +32,29 @@ asio::awaitable<error_code> extend_lease(client_context& ctx, std::shared_ptr<le
    auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
                                         asio::as_tuple(asio::use_awaitable));
    describe(r, ctx.nodes, diag);
+   ctx.tel.votes("extend", st->name, r, ctx.nodes);
    if (ec)
       co_return ec;
+   co_return settle_extension(*st, r, t0, ttl);
+}
+
+error_code settle_extension(lease_state& st, fanout_result const& r,
+                            lease_state::clock::time_point t0, std::chrono::milliseconds ttl)
+{
    if (r.decision != outcome::won)
-      co_return ownership_result(r);
-   auto const now = clock::now();
+      return ownership_result(r);
+   auto const now = lease_state::clock::now();
    // A quorum that answers after the old validity ended cannot be trusted: others may have
    // taken the lock on nodes that restarted in between.
-   if (now >= st->valid_until)
-      co_return error::lease_expired;
-   auto const until = valid_until(t0, now, ttl, st->drift.value_or(default_drift(ttl)));
+   if (now >= st.valid_until)
+      return error::lease_expired;
+   auto const until = valid_until(t0, now, ttl, st.drift.value_or(default_drift(ttl)));
    if (!until)
-      co_return error::validity_expired;
-   st->valid_until = *until;
-   st->renewed_at = t0;
-   st->ttl = ttl;
-   co_return error_code{};
+      return error::validity_expired;
+   st.valid_until = *until;
+   st.renewed_at = t0;
+   st.ttl = ttl;
+   return {};
 }
 
 }  // namespace locksmith::detail

@@ -4,6 +4,7 @@
 #define LOCKSMITH_SRC_EXTEND_HPP
 
 #include "client_context.hpp"
+#include "fanout.hpp"
 #include "lease_state.hpp"
 
 #include <locksmith/report.hpp>
@@ -22,6 +23,12 @@ namespace locksmith::detail {
 boost::asio::awaitable<error_code> extend_lease(client_context& ctx,
                                                 std::shared_ptr<lease_state> st,
                                                 std::chrono::milliseconds ttl, report* diag);
+
+/// What an extension of the lease to `ttl`, started at `t0`, means once its fan-out `r` is
+/// decided: moves the lease's validity when a quorum extended it in time, else the error, as
+/// extend_lease gives it. Shared by extend_lease and the watchdog's batched renewals.
+error_code settle_extension(lease_state& st, fanout_result const& r,
+                            lease_state::clock::time_point t0, std::chrono::milliseconds ttl);
 
 }  // namespace locksmith::detail
 

@@ -33,9 +33,19 @@ vote classify(script const& code, node_result& r)
 {
    if (r.reply.ec)
       return vote::failed;
-   bool const acquire = code.shape == reply_shape::acquire;
-   auto const ec =
-      acquire ? parse_acquire(r.reply.resp, r.acquire) : parse_ownership(r.reply.resp, r.own);
+   bool const acquire = code.role == script_role::acquire;
+   error_code ec;
+   if (acquire) {
+      ec = parse_acquire(r.reply.resp, r.acquire);
+   } else if (code.batched) {
+      // A fan-out extends one lease (the watchdog's batches settle apart, see watchdog.cpp).
+      std::vector<ownership> one;
+      ec = parse_ownerships(r.reply.resp, 1, one);
+      if (!ec)
+         r.own = one.front();
+   } else {
+      ec = parse_ownership(r.reply.resp, r.own);
+   }
    if (ec) {
       r.malformed = !r.reply.resp.has_error();
       return vote::failed;
@@ -63,7 +73,7 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       r.v = classify(code, r);
       // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of
       // its counts during its quarantine (its key, if set, is released like a failed vote's).
-      if (r.v == vote::yes && code.shape == reply_shape::acquire && from.quarantined()) {
+      if (r.v == vote::yes && code.role == script_role::acquire && from.quarantined()) {
          r.v = vote::failed;
          r.reply.server_message = "in restart quarantine (config::restart_quarantine)";
       }
@@ -177,7 +187,7 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
    script const& code = *call->code;
    // Only an acquire must not fall back once decided (it would land behind the release sent
    // meanwhile); a release or extend is idempotent and must reach every node.
-   bool const acquire = code.shape == reply_shape::acquire;
+   bool const acquire = code.role == script_role::acquire;
    std::function<bool()> still_wanted = [op, acquire] {
       return !acquire || static_cast<bool>(op->handler);
    };

@@ -54,6 +54,11 @@ std::string owner_token(std::string const& owner)
    return sha1_hex("locksmith owner\n" + owner).substr(0, 32);
 }
 
+bool renewed_in_batches(lease_kind const& kind) noexcept
+{
+   return kind.what == of::lock || kind.what == of::write;
+}
+
 std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes)
 {
    return kind.what == of::permit ? permit_quorum(nodes, kind.permits) : quorum_of(nodes);
@@ -61,10 +66,11 @@ std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes)
 
 std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token,
-                                                milliseconds ttl, std::size_t nodes)
+                                                milliseconds ttl, std::size_t nodes,
+                                                std::string const* takes_over)
 {
    if (kind.what == of::lock)
-      return acquire_call(prefix, name, token, ttl);
+      return acquire_call(prefix, name, token, ttl, nodes > 1, takes_over);
    if (kind.what == of::reentrant)
       return reentrant_call(reentrant_acquire_script(), kind, prefix, name, token, ttl);
    std::vector<std::string> keys{holder_key(kind, prefix, name), fence_key(prefix, name)};

@@ -28,9 +28,17 @@ std::string owner_token(std::string const& owner);
 /// permit the permit quorum (detail/quorum.hpp).
 std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes);
 
+/// Whether the kind's extend script is the lock's (extend_script(), which renews any number of
+/// leases in one call), so that the watchdog renews its leases in batches: the lock and the
+/// writer. The others have an extend script of their own, for one lease at a time.
+bool renewed_in_batches(lease_kind const& kind) noexcept;
+
+/// `takes_over` (the token of a lease handed over in this process, calls.hpp) is for the lock
+/// only: the other kinds are never handed over.
 std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token,
-                                                std::chrono::milliseconds ttl, std::size_t nodes);
+                                                std::chrono::milliseconds ttl, std::size_t nodes,
+                                                std::string const* takes_over = nullptr);
 
 std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::string const& prefix,
                                                std::string const& name, std::string const& token,

@@ -2,6 +2,7 @@
 #include "lease_state.hpp"
 
 #include "client_core.hpp"
+#include "watchdog.hpp"
 
 namespace locksmith::detail {
 
@@ -14,9 +15,9 @@ lease_state::lease_state(std::shared_ptr<client_core> const& c, std::string n, s
     , fence{f}
     , ttl{opts.ttl}
     , drift{opts.drift}
+    , acquired_at{start}
     , renewed_at{start}
     , valid_until{until}
-    , watchdog{c->executor()}
     , lost_event{c->executor(), clock::time_point::max()}
 {}
 
@@ -25,10 +26,19 @@ void lease_state::end(status s) noexcept
    if (st != status::held)
       return;
    st = s;
-   watchdog.cancel();
+   if (dog)
+      dog->forget(*this);
    lost_event.cancel();
+   if (auto c = core.lock())
+      c->observer().lease_ended(*this, s == status::lost);
    if (s != status::released)
       leave_slot();
+}
+
+lease_state::~lease_state()
+{
+   if (dog)
+      dog->forget(*this);
 }
 
 void lease_state::leave_slot() noexcept

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +21,9 @@
 namespace locksmith::detail {
 
 class client_core;
+class watchdog;
 
-struct lease_state {
+struct lease_state : std::enable_shared_from_this<lease_state> {
    using clock = std::chrono::steady_clock;
    enum class status { held, released, dropped, lost };
 
@@ -35,12 +37,11 @@ struct lease_state {
    std::uint64_t fence = 0;
    std::chrono::milliseconds ttl;
    std::optional<std::chrono::milliseconds> drift;
-   clock::time_point renewed_at;  // start of the last acquire or extend that succeeded
+   clock::time_point acquired_at;  // start of the acquire attempt that won
+   clock::time_point renewed_at;   // start of the last acquire or extend that succeeded
    clock::time_point valid_until;
    status st = status::held;
 
-   boost::asio::steady_timer
-      watchdog;  // the renewal loop sleeps on it; cancelled when the lease ends
    boost::asio::steady_timer
       lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
 
@@ -49,6 +50,18 @@ struct lease_state {
    std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
 
    lease_kind kind;  // which scripts renew and release it
+
+   // The watchdog's part (watchdog.hpp): whether it renews the lease or only sees it expire,
+   // where max_hold ends, the loss margin, whether the last renewal failed, and the lease's
+   // place in its queue while it waits there.
+   bool renew = true;
+   clock::time_point cap = clock::time_point::max();
+   std::chrono::milliseconds loss_margin{0};
+   bool failing = false;
+   watchdog* dog = nullptr;  // the watchdog whose queue holds the lease, if any
+   std::multimap<clock::time_point, lease_state*>::iterator queued_at;
+
+   ~lease_state();
 
    /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
    /// it is being released, it also frees the name for the next local waiter; an unlock does that

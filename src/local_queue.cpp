@@ -13,7 +13,8 @@ local_queue::local_queue(asio::any_io_executor ex)
     : ex_{std::move(ex)}
 {}
 
-asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::time_point deadline)
+asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::time_point deadline,
+                                               std::optional<handover>& handed)
 {
    if (closed_)
       co_return asio::error::operation_aborted;
@@ -21,12 +22,14 @@ asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::t
    if (first)
       co_return error_code{};
    asio::steady_timer wake{ex_, deadline};
-   waiter w{&wake};
+   waiter w{.wake = &wake, .granted = false, .handed = std::nullopt};
    it->second.queue.push_back(&w);
    // Woken by leave (granted), by the deadline, by close, or by cancellation.
    auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
-   if (w.granted)
+   if (w.granted) {
+      handed = std::move(w.handed);
       co_return error_code{};
+   }
    auto& q = slots_.at(name).queue;
    q.erase(std::find(q.begin(), q.end(), &w));
    if (ec == asio::error::operation_aborted || closed_)
@@ -45,11 +48,29 @@ bool local_queue::leave(std::string const& name) noexcept
       slots_.erase(it);
       return subscribed;
    }
+   s.handovers = 0;
+   grant(s, std::nullopt);
+   return false;
+}
+
+bool local_queue::pass(std::string const& name, handover h)
+{
+   auto it = slots_.find(name);
+   if (it == slots_.end() || it->second.queue.empty() || it->second.handovers >= max_handovers ||
+       closed_)
+      return false;
+   ++it->second.handovers;
+   grant(it->second, std::move(h));
+   return true;
+}
+
+void local_queue::grant(slot& s, std::optional<handover> h) noexcept
+{
    waiter* next = s.queue.front();
    s.queue.pop_front();
    next->granted = true;
+   next->handed = std::move(h);
    next->wake->cancel();
-   return false;
 }
 
 bool local_queue::mark_subscribed(std::string const& name)

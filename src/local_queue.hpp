@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -22,16 +23,33 @@ class local_queue {
 public:
    using clock = std::chrono::steady_clock;
 
+   /// A held lease passed to the next waiter of the process without a release: its key in Redis
+   /// still holds `token`, until `until` at the latest. The waiter takes the key over (the acquire
+   /// script's takeover) or, failing that, releases it.
+   struct handover {
+      std::string token;
+      clock::time_point until;
+   };
+
+   /// Consecutive handovers of a name before its holder must release it in Redis, so that the
+   /// waiters of other processes get their turn too.
+   static constexpr unsigned max_handovers = 4;
+
    explicit local_queue(boost::asio::any_io_executor ex);
 
    /// Waits until this coroutine is the name's only contender in the process (at once if nobody
    /// has the name): success, wait_timeout at the deadline, operation_aborted on cancellation
-   /// or once the queue is closed.
-   boost::asio::awaitable<error_code> enter(std::string const& name, clock::time_point deadline);
+   /// or once the queue is closed. On success, `handed` has the lease passed on, if any.
+   boost::asio::awaitable<error_code> enter(std::string const& name, clock::time_point deadline,
+                                            std::optional<handover>& handed);
 
    /// Passes the name to the next waiter, or forgets it. True when it was forgotten while it
    /// held a reference on the name's release channel (mark_subscribed): the caller drops it.
    [[nodiscard]] bool leave(std::string const& name) noexcept;
+
+   /// Passes the name, and the held lease `h`, to the next waiter, unless none waits or the name
+   /// was passed so max_handovers times in a row: then false, and nothing changed.
+   bool pass(std::string const& name, handover h);
 
    /// True while some coroutine of the process has the name (contends for it or holds it).
    bool busy(std::string const& name) const { return slots_.contains(name); }
@@ -52,11 +70,15 @@ private:
    struct waiter {
       boost::asio::steady_timer* wake;
       bool granted = false;
+      std::optional<handover> handed;
    };
    struct slot {
       std::deque<waiter*> queue;
       bool subscribed = false;
+      unsigned handovers = 0;  // in a row, since the name was last released in Redis
    };
+
+   void grant(slot& s, std::optional<handover> h) noexcept;
 
    boost::asio::any_io_executor ex_;
    std::unordered_map<std::string, slot> slots_;

@@ -1,10 +1,12 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include "log.hpp"
 #include "redis_config.hpp"
 #include "tls.hpp"
 
 #include <locksmith/detail/quarantine.hpp>
+#include <locksmith/detail/replicas.hpp>
 
 #include <boost/asio/cancel_after.hpp>
 #include <boost/asio/consign.hpp>
@@ -24,12 +26,13 @@ namespace {
 // only once per connection attempt. With `on_connected`, it also reports each new connection:
 // Boost.Redis logs "Connected to ..." at info level once the socket is up, before any request is
 // written on it (the restart quarantine asks the server's uptime then).
-redis::logger make_logger(std::shared_ptr<link_health> health,
+redis::logger make_logger(std::shared_ptr<link_health> health, std::shared_ptr<connection_log> log,
                           std::shared_ptr<std::function<void()>> on_connected = nullptr)
 {
    using level = redis::logger::level;
-   return redis::logger{level::info, [health, on_connected](level l, std::string_view msg) {
+   return redis::logger{level::info, [health, log, on_connected](level l, std::string_view msg) {
                            health->on_log(l <= level::warning, msg);
+                           log->on_line(l <= level::warning, msg);
                            if (on_connected && *on_connected && msg.starts_with("Connected to"))
                               (*on_connected)();
                         }};
@@ -106,12 +109,18 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
     , on_connected_{effective_quarantine(cfg).count() > 0
                        ? std::make_shared<std::function<void()>>()
                        : nullptr}
-    , cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_), make_logger(cmd_health_, on_connected_)}
-    , sub_{ex, make_tls_context(url, cfg.tls, sub_health_), make_logger(sub_health_)}
+    , cmd_{ex, make_tls_context(url, cfg.tls, cmd_health_),
+           make_logger(cmd_health_, make_connection_log(cfg, url, "commands"), on_connected_)}
+    , sub_{ex, make_tls_context(url, cfg.tls, sub_health_),
+           make_logger(sub_health_, make_connection_log(cfg, url, "pub/sub"))}
     , gated_{cfg.nodes.size() > 1}
+    , sentinel_{url.sentinel()}
+    , wait_replicas_{cfg.wait_replicas}
+    , replica_timeout_{effective_replica_timeout(cfg)}
     , quarantine_{effective_quarantine(cfg)}
     , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
                                             : std::chrono::steady_clock::time_point::min()}
+    , log_{cfg}
 {
    sub_.set_receive_response(pushes_);
 }
@@ -137,7 +146,7 @@ void redis_node::start(push_handler on_push)
    // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
    // and so does one whose cache is emptied later (restart, failover, SCRIPT FLUSH).
    auto req = std::make_shared<redis::request>();
-   for (auto const* s : {&acquire_script(), &release_script(), &extend_script()})
+   for (auto const* s : all_scripts())
       req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
    exec_command(cmd_, *req, *resp,
@@ -198,7 +207,19 @@ void redis_node::learn_uptime(unsigned connection)
                    auto const uptime = parse_uptime(resp->value().front().value);
                    self->trusted_from_ =
                       uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+                   self->log_quarantine(now);
                 });
+}
+
+void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)
+{
+   if (trusted_from_ <= now)
+      return;
+   log_(log_level::warning, [&] {
+      auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(trusted_from_ - now);
+      return name_ + ": restarted recently; its votes count again in " +
+             std::to_string(left.count()) + " ms (config::restart_quarantine)";
+   });
 }
 
 void redis_node::stop()
@@ -215,6 +236,8 @@ struct redis_node::pending_eval {
    std::chrono::steady_clock::time_point start;
    std::chrono::steady_clock::time_point deadline;
    node_reply reply;
+   bool waits = false;                       // a WAIT follows the script
+   std::optional<redis::request> with_wait;  // the script and the WAIT, when it does
 };
 
 void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
@@ -236,8 +259,15 @@ void redis_node::start_eval(std::shared_ptr<script_call const> call,
                             std::function<void(node_reply&&)> done, bool even_if_silent)
 {
    auto const now = std::chrono::steady_clock::now();
-   auto p = std::make_shared<pending_eval>(pending_eval{
-      std::move(call), std::move(still_wanted), std::move(done), now, now + timeout, {}});
+   bool const waits = wait_replicas_ > 0 && waits_for_replicas(*call->code);
+   auto p = std::make_shared<pending_eval>(pending_eval{std::move(call),
+                                                        std::move(still_wanted),
+                                                        std::move(done),
+                                                        now,
+                                                        now + timeout,
+                                                        {},
+                                                        waits,
+                                                        std::nullopt});
    if (gated_ && !gate_.open() && !even_if_silent)
       return refuse(*p);
    exec_eval(std::move(p), false);
@@ -274,9 +304,41 @@ void redis_node::probe()
                 });
 }
 
+redis::request const& redis_node::request_for(pending_eval& p, bool by_text) const
+{
+   auto const& script = by_text ? p.call->by_text() : p.call->by_sha;
+   if (!p.waits)
+      return script;
+   // In the same request, so no extra round trip: WAIT counts the replicas that acknowledged
+   // every write of this connection so far, the script's included.
+   p.with_wait = script;
+   p.with_wait->push("WAIT", wait_replicas_, replica_timeout_.count());
+   return *p.with_wait;
+}
+
+error_code redis_node::check_replicas(pending_eval& p) const
+{
+   auto& r = p.reply;
+   auto const acked = take_wait_reply(r.resp);
+   // A reply without a WAIT's fails to parse as the script's, later; a "taken" or "not ours"
+   // wrote nothing that replicas must have.
+   if (!acked || *acked >= std::int64_t{wait_replicas_} || !granted(*p.call->code, r.resp))
+      return {};
+   r.server_message = replicas_message(*acked, wait_replicas_, replica_timeout_);
+   return error::not_enough_replicas;
+}
+
+error_code redis_node::demoted()
+{
+   // The master that the Sentinels named was made a replica (a failover under way): ask them
+   // again. Not a lasting server error, so the attempt may be retried.
+   reconnect();
+   return redis::error::role_check_failed;
+}
+
 void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 {
-   auto const& req = by_text ? p->call->by_text() : p->call->by_sha;
+   auto const& req = request_for(*p, by_text);
    auto const left = p->deadline - std::chrono::steady_clock::now();
    p->reply.resp = {};
    auto& resp = p->reply.resp;
@@ -286,12 +348,18 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
          auto& r = p->reply;
          // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text
          // once.
-         if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted())
+         if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted()) {
+            self->log_(log_level::info, [&] { return self->name_ + ": NOSCRIPT, sent by EVAL"; });
             return self->exec_eval(std::move(p), true);
+         }
          if (ec == asio::error::operation_aborted && !self->stopped_) {
             ec = asio::error::timed_out;
-            if (self->gated_ && self->gate_.on_timeout())
+            if (self->gated_ && self->gate_.on_timeout()) {
+               self->log_(log_level::warning, [&] {
+                  return self->name_ + ": a call timed out; no more are sent until it answers";
+               });
                self->probe();
+            }
          } else if (!ec) {
             self->gate_.on_answer();
          }
@@ -306,6 +374,10 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
             r.server_message = server_error(r.resp);
             if (is_auth_error(r.server_message))
                ec = error::auth_failed;
+            else if (self->sentinel_ && r.server_message.starts_with("READONLY"))
+               ec = self->demoted();
+         } else if (p->waits) {
+            ec = self->check_replicas(*p);
          }
          r.ec = ec;
          r.latency = std::chrono::steady_clock::now() - p->start;

@@ -5,6 +5,8 @@
 #ifndef LOCKSMITH_SRC_NODE_HPP
 #define LOCKSMITH_SRC_NODE_HPP
 
+#include "log.hpp"
+
 #include <locksmith/config.hpp>
 #include <locksmith/detail/link_health.hpp>
 #include <locksmith/detail/pushes.hpp>
@@ -46,7 +48,7 @@ private:
 
 /// What one node answered to one script call.
 struct node_reply {
-   error_code ec;               // transport error, timeout, auth_failed or tls_failed
+   error_code ec;  // transport error, timeout, auth_failed, tls_failed or not_enough_replicas
    std::string server_message;  // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
@@ -153,11 +155,15 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
+   void log_quarantine(std::chrono::steady_clock::time_point now);
    void start_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                    std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
                    bool even_if_silent);
    void refuse(pending_eval& p);
    void probe();
+   boost::redis::request const& request_for(pending_eval& p, bool by_text) const;
+   error_code check_replicas(pending_eval& p) const;
+   error_code demoted();
 
    boost::redis::config cfg_;
    std::string name_;
@@ -179,12 +185,21 @@ private:
    bool gated_;
    silence_gate gate_;
 
+   // A master found through Sentinels: a READONLY reply means it was demoted, so the command
+   // connection asks the Sentinels again.
+   bool sentinel_;
+   // config::wait_replicas: WAIT behind each acquire and extend call.
+   unsigned wait_replicas_;
+   std::chrono::milliseconds replica_timeout_;
+
    // Restart quarantine. The command connection's logger reports each new connection; the
    // uptime is asked (INFO server) on it, and until the answer the node's votes do not count.
    // The first connection's INFO is queued at start(), ahead of every script.
    std::chrono::milliseconds quarantine_;
    std::chrono::steady_clock::time_point trusted_from_;
    unsigned connections_ = 0;
+
+   log_sink log_;  // config::logger
 };
 
 }  // namespace locksmith::detail

@@ -9,6 +9,12 @@ boost::redis::config make_redis_config(node_url const& url, config const& cfg,
    boost::redis::config rc;
    rc.addr = {url.host, url.port};
    rc.use_ssl = url.tls;
+   // With Sentinels, Boost.Redis asks them for the master's address on every (re)connection,
+   // and sends ROLE after the setup below to check that it reached a master.
+   for (auto const& s : url.sentinels)
+      rc.sentinel.addresses.push_back({s.host, s.port});
+   rc.sentinel.master_name = url.master_name;
+   rc.sentinel.request_timeout = std::chrono::seconds{2};
    rc.use_setup = true;
    rc.setup.clear();
    if (url.user.empty() && url.password.empty())

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-// The Boost.Redis connection config for one node URL: address, TLS, HELLO with credentials and
-// client name, SELECT, and the client's timeouts. Shared by the nodes and the raw benchmark.
+// The Boost.Redis connection config for one node URL: address or Sentinels, TLS, HELLO with
+// credentials and client name, SELECT, and the client's timeouts. Shared by the nodes and the raw
+// benchmark.
 #ifndef LOCKSMITH_SRC_REDIS_CONFIG_HPP
 #define LOCKSMITH_SRC_REDIS_CONFIG_HPP
 

@@ -16,10 +16,16 @@ void release_where_taken(client_context& ctx, std::string const& name, std::stri
                          fanout_result const& r, std::chrono::steady_clock::time_point until,
                          lease_kind const& kind)
 {
-   auto const may_hold = may_hold_key(r, ctx.nodes.size());
+   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind);
+}
+
+void release_on(client_context& ctx, std::string const& name, std::string const& token,
+                std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
+                lease_kind const& kind)
+{
    std::vector<std::shared_ptr<node>> targets;
    for (std::size_t i = 0; i < ctx.nodes.size(); ++i)
-      if (may_hold[i])
+      if (where[i])
          targets.push_back(ctx.nodes[i]);
    if (!targets.empty())
       start_fanout(
@@ -48,6 +54,7 @@ asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<l
    // Only now may the next local waiter try: sooner, it would race its own release.
    st->leave_slot();
    describe(r, ctx.nodes, diag);
+   ctx.tel.votes("release", st->name, r, ctx.nodes);
    if (was_lost)
       co_return error::lease_lost;
    co_return ec ? ec : ownership_result(r);

@@ -141,10 +141,10 @@ return 1
 
 // Each script is built once, at its first use, and its text stays for the program's life.
 template <std::string (*Text)()>
-script const& built_once(std::string_view name, reply_shape shape)
+script const& built_once(std::string_view name, script_role role)
 {
    static std::string const text = Text();
-   static script const s{name, text, sha1_hex(text), shape};
+   static script const s{name, text, sha1_hex(text), role};
    return s;
 }
 
@@ -157,37 +157,37 @@ std::string set_release_string()
 
 script const& set_acquire_script()
 {
-   return built_once<set_acquire_text>("semaphore acquire", reply_shape::acquire);
+   return built_once<set_acquire_text>("semaphore acquire", script_role::acquire);
 }
 
 script const& set_extend_script()
 {
-   return built_once<set_extend_text>("semaphore extend", reply_shape::ownership);
+   return built_once<set_extend_text>("semaphore extend", script_role::extend);
 }
 
 script const& set_release_script()
 {
-   return built_once<set_release_string>("semaphore release", reply_shape::ownership);
+   return built_once<set_release_string>("semaphore release", script_role::release);
 }
 
 script const& write_acquire_script()
 {
-   return built_once<write_acquire_text>("write acquire", reply_shape::acquire);
+   return built_once<write_acquire_text>("write acquire", script_role::acquire);
 }
 
 script const& reentrant_acquire_script()
 {
-   return built_once<reentrant_acquire_text>("reentrant acquire", reply_shape::acquire);
+   return built_once<reentrant_acquire_text>("reentrant acquire", script_role::acquire);
 }
 
 script const& reentrant_extend_script()
 {
-   return built_once<reentrant_extend_text>("reentrant extend", reply_shape::ownership);
+   return built_once<reentrant_extend_text>("reentrant extend", script_role::extend);
 }
 
 script const& reentrant_release_script()
 {
-   return built_once<reentrant_release_text>("reentrant release", reply_shape::ownership);
+   return built_once<reentrant_release_text>("reentrant release", script_role::release);
 }
 
 }  // namespace locksmith::detail

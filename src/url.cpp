@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include <locksmith/detail/url.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -93,10 +94,79 @@ bool parse_hostport(std::string_view hp, node_url& u)
    return true;
 }
 
+// Takes "user:password@" off the front of the authority, if it has one.
+bool take_userinfo(std::string_view& authority, node_url& u)
+{
+   auto const at = authority.rfind('@');
+   if (at == authority.npos)
+      return true;
+   if (!parse_userinfo(authority.substr(0, at), u))
+      return false;
+   authority.remove_prefix(at + 1);
+   return true;
+}
+
+// An empty database is the default, 0.
+bool parse_database(std::string_view db, node_url& u)
+{
+   long long n = 0;
+   if (!db.empty() && !parse_number(db, std::numeric_limits<int>::max(), n))
+      return false;
+   u.database = static_cast<int>(n);
+   return true;
+}
+
+// Printable ASCII without the URL's own separators, so that it reads back the same.
+bool valid_master_name(std::string_view s)
+{
+   return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+      return c > 0x20 && c < 0x7f && c != '/' && c != '?' && c != '#';
+   });
+}
+
+// "host[:port],host[:port]...", each port 26379 by default.
+bool parse_sentinels(std::string_view list, node_url& u)
+{
+   for (;;) {
+      auto const comma = list.find(',');
+      node_url one;
+      one.port = default_sentinel_port;
+      if (!parse_hostport(list.substr(0, comma), one))
+         return false;
+      u.sentinels.push_back({std::move(one.host), std::move(one.port)});
+      if (comma == list.npos)
+         return true;
+      list.remove_prefix(comma + 1);
+   }
+}
+
+// What follows "redis+sentinel://".
+std::optional<node_url> parse_sentinel_url(std::string_view url)
+{
+   node_url u;
+   u.port.clear();
+   auto const slash = url.find('/');
+   if (slash == url.npos)
+      return std::nullopt;  // no master name
+   auto authority = url.substr(0, slash);
+   if (!take_userinfo(authority, u) || !parse_sentinels(authority, u))
+      return std::nullopt;
+   auto const path = url.substr(slash + 1);
+   auto const next = path.find('/');
+   u.master_name = path.substr(0, next);
+   if (!valid_master_name(u.master_name))
+      return std::nullopt;
+   if (next != path.npos && !parse_database(path.substr(next + 1), u))
+      return std::nullopt;
+   return u;
+}
+
 }  // namespace
 
 std::optional<node_url> parse_url(std::string_view url)
 {
+   if (url.starts_with("redis+sentinel://"))
+      return parse_sentinel_url(url.substr(17));
    node_url u;
    if (url.starts_with("redis://")) {
       url.remove_prefix(8);
@@ -108,23 +178,10 @@ std::optional<node_url> parse_url(std::string_view url)
    }
    auto const slash = url.find('/');
    auto authority = url.substr(0, slash);
-   auto const at = authority.rfind('@');
-   if (at != authority.npos) {
-      if (!parse_userinfo(authority.substr(0, at), u))
-         return std::nullopt;
-      authority = authority.substr(at + 1);
-   }
-   if (!parse_hostport(authority, u))
+   if (!take_userinfo(authority, u) || !parse_hostport(authority, u))
       return std::nullopt;
-   if (slash != url.npos) {
-      auto const db = url.substr(slash + 1);
-      long long n = 0;
-      if (!db.empty()) {
-         if (!parse_number(db, std::numeric_limits<int>::max(), n))
-            return std::nullopt;
-         u.database = static_cast<int>(n);
-      }
-   }
+   if (slash != url.npos && !parse_database(url.substr(slash + 1), u))
+      return std::nullopt;
    return u;
 }
 
@@ -147,17 +204,28 @@ std::string percent_encode(std::string_view s)
    return out;
 }
 
+// "host:port", with an IPv6 host in brackets.
+std::string shown_host(std::string const& host, std::string const& port)
+{
+   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
+}
+
 }  // namespace
 
 std::string redacted(node_url const& u)
 {
-   std::string s = u.tls ? "rediss://" : "redis://";
+   std::string s = u.sentinel() ? "redis+sentinel://" : u.tls ? "rediss://" : "redis://";
    if (!u.user.empty())
       s += percent_encode(u.user) + (u.password.empty() ? "@" : ":***@");
    else if (!u.password.empty())
       s += ":***@";
-   s += u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host;
-   s += ":" + u.port;
+   if (u.sentinel()) {
+      for (auto const& e : u.sentinels)
+         s += (&e == &u.sentinels.front() ? "" : ",") + shown_host(e.host, e.port);
+      s += "/" + u.master_name;
+   } else {
+      s += shown_host(u.host, u.port);
+   }
    if (u.database != 0)
       s += "/" + std::to_string(u.database);
    return s;

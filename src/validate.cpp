@@ -79,6 +79,10 @@ error_code validate_config(config const& cfg)
        cfg.subscription_linger.count() < 0 || cfg.close_timeout.count() < 0 ||
        (cfg.restart_quarantine && cfg.restart_quarantine->count() < 0))
       return error::invalid_argument;
+   // WAIT 0 waits forever, and a WAIT as long as the call's timeout would read as a timeout.
+   if (cfg.replica_timeout &&
+       (cfg.replica_timeout->count() <= 0 || *cfg.replica_timeout >= cfg.node_timeout))
+      return error::invalid_argument;
    // A certificate without its key, or a key without its certificate, cannot be presented.
    if (cfg.tls.cert_file.empty() != cfg.tls.key_file.empty())
       return error::invalid_argument;

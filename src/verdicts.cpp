@@ -31,12 +31,26 @@ error_code lasting_failure(fanout_result const& r)
    return lasting > r.nodes.size() - needed(r) ? first : error_code{};
 }
 
+namespace {
+
+// True when the nodes whose call failed with `e` are enough on their own to sink the quorum.
+bool sinks_quorum(fanout_result const& r, error e)
+{
+   auto const failed = std::count_if(r.nodes.begin(), r.nodes.end(),
+                                     [e](node_result const& n) { return n.reply.ec == e; });
+   return static_cast<std::size_t>(failed) > r.nodes.size() - needed(r);
+}
+
+}  // namespace
+
 error_code lost_reason(fanout_result const& r)
 {
    if (auto ec = lasting_failure(r))
       return ec;
    if (r.count(vote::no) > 0)
       return error::lock_taken;
+   if (sinks_quorum(r, error::not_enough_replicas))
+      return error::not_enough_replicas;
    if (r.server_error())
       return error::unexpected_reply;
    return error::quorum_unreachable;
@@ -56,6 +70,8 @@ error_code ownership_result(fanout_result const& r)
    }
    if (auto ec = lasting_failure(r))
       return ec;
+   if (sinks_quorum(r, error::not_enough_replicas))
+      return error::not_enough_replicas;
    if (r.server_error())
       return error::unexpected_reply;
    return error::quorum_unreachable;

@@ -21,14 +21,17 @@ namespace locksmith::detail {
 error_code lasting_failure(fanout_result const& r);
 
 /// Why an acquire attempt was lost: a lasting failure, lock_taken when some node said taken,
-/// unexpected_reply on a server error, else quorum_unreachable.
+/// not_enough_replicas when the nodes whose write reached too few replicas are enough on their
+/// own to sink the quorum, unexpected_reply on a server error, else quorum_unreachable.
 error_code lost_reason(fanout_result const& r);
 
 /// The outcome of a release or extend. When its quorum was not won, the key is blamed
 /// (not_owner when some node holds another token, else lease_expired) only when the nodes that
 /// found it gone or taken are enough on their own to sink the quorum: under RedLock a minority
 /// of such answers sits beside a valid lease (nodes restarted empty), and then it is the
-/// failures that lost the quorum, which a retry may mend.
+/// failures that lost the quorum, which a retry may mend. Then, as for lost_reason, a lasting
+/// failure or not_enough_replicas when such nodes alone sink the quorum, unexpected_reply on a
+/// server error, else quorum_unreachable.
 error_code ownership_result(fanout_result const& r);
 
 /// The shortest time that a holder's key had left, among the nodes that said taken (-1: none).

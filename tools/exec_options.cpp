@@ -22,9 +22,10 @@ constexpr char const* exit_codes_help = R"(Exit status:
   CMD's exit status, or 128+N if CMD was killed by signal N. Otherwise:
   64   usage error or bad input: bad option, missing or empty --key, bad duration,
        malformed --redis URL, a --ttl or --grace that leaves no room to renew
-  69   Redis unavailable: too few nodes answered (down, refused, timed out), or
-       the TLS handshake failed (untrusted certificate, wrong host name, client
-       certificate refused); the node and the reason are printed
+  69   Redis unavailable: too few nodes answered (down, refused, timed out), the
+       TLS handshake failed (untrusted certificate, wrong host name, client
+       certificate refused), or the lock reached fewer replicas than
+       --wait-replicas; the node and the reason are printed
   70   Redis sent an unexpected reply (e.g. the lock key holds another type: K is
        used as a lock, a semaphore or a read-write lock elsewhere); the server's
        message is printed
@@ -43,15 +44,19 @@ constexpr char const* exit_codes_help = R"(Exit status:
 constexpr char const* synopsis = R"(
   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
-                 [--permits N | --shared | --exclusive]
+                 [--permits N | --shared | --exclusive] [--wait-replicas N]
                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 )";
 
 constexpr char const* exec_notes = R"(
-URL: redis://[user[:password]@]host[:port][/db], or rediss://... for TLS. Several --redis
-URLs make a RedLock over independent masters (quorum N/2+1). Passwords are never printed (URLs
-are shown as redis://user:***@host:port), but other users of this machine may see the command
-line: prefer an ACL user whose rights stop at the lock's keys (see the README).
+URL: redis://[user[:password]@]host[:port][/db], or rediss://... for TLS, or
+redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] for a master that
+Sentinels manage (port 26379 by default; the user and password are the master's; no TLS).
+Several --redis URLs make a RedLock over independent masters (quorum N/2+1). Passwords are
+never printed (URLs are shown as redis://user:***@host:port), but other users of this machine
+may see the command line: prefer an ACL user whose rights stop at the lock's keys (see the
+README). --wait-replicas N counts the lock and each renewal only once N replicas of the node
+have acknowledged it (WAIT, for at most half the node timeout).
 TLS (rediss://): the server's certificate is verified against --tls-ca, or the system's trust
 store without it, and must name the URL's host (a DNS name, or an IP address listed as such);
 the host name is sent as SNI. --tls-cert and --tls-key present a client certificate (mutual
@@ -131,6 +136,11 @@ void add_lock_options(CLI::App& exec, exec_args& a)
       ->capture_default_str();
    add_duration(exec, "--node-timeout", a.node_timeout,
                 "How long one Redis node may take to answer");
+   exec
+      .add_option("--wait-replicas", a.wait_replicas,
+                  "Count the lock only once N replicas of the node have it (WAIT); 0: no WAIT")
+      ->type_name("N")
+      ->capture_default_str();
 }
 
 void add_tls_options(CLI::App& exec, exec_args& a)
@@ -248,6 +258,7 @@ exec_settings to_settings(exec_args& a)
    if (a.tls_cert.empty() != a.tls_key.empty())
       throw usage_error{"--tls-cert and --tls-key go together"};
    locksmith::config cfg{.nodes = a.nodes, .node_timeout = node_timeout};
+   cfg.wait_replicas = a.wait_replicas;
    cfg.tls = {.ca_file = a.tls_ca, .cert_file = a.tls_cert, .key_file = a.tls_key};
    using of = detail::lease_kind::of;
    auto const kind = a.permits > 0 ? detail::lease_kind{of::permit, a.permits}

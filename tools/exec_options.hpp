@@ -46,9 +46,10 @@ struct exec_args {
    std::string tls_ca;                // empty: the system's trust store
    std::string tls_cert;              // empty: no client certificate
    std::string tls_key;
-   std::size_t permits = 0;  // 0: not a semaphore
-   bool shared = false;      // the read side of a read-write lock
-   bool exclusive = false;   // the write side of a read-write lock
+   unsigned wait_replicas = 0;  // config::wait_replicas
+   std::size_t permits = 0;     // 0: not a semaphore
+   bool shared = false;         // the read side of a read-write lock
+   bool exclusive = false;      // the write side of a read-write lock
    std::vector<std::string> command;
 };
 

@@ -130,7 +130,7 @@ int lock_failed(error_code ec, session const& s, exec_args const& a, locksmith::
       return ex_usage;
    if (ec == error::auth_failed)
       return ex_noperm;
-   if (ec == error::tls_failed)
+   if (ec == error::tls_failed || ec == error::not_enough_replicas)
       return ex_unavailable;
    if (ec == error::wait_timeout || ec == error::lock_taken || ec == error::validity_expired)
       return ex_tempfail;
@@ -232,7 +232,9 @@ asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings 
    locksmith::client client{co_await asio::this_coro::executor, set.cfg};
    if (client.config_error()) {
       std::cerr << "locksmith: malformed --redis URL: expected "
-                   "redis://[user[:password]@]host[:port][/db] or rediss://...\n";
+                   "redis://[user[:password]@]host[:port][/db], rediss://... or "
+                   "redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] "
+                   "(rediss+sentinel:// is not supported)\n";
       co_return ex_usage;
    }
    print_warnings(a, set);

@@ -6,6 +6,7 @@
 #include <locksmith/error.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
+#include <locksmith/metrics.hpp>
 #include <locksmith/report.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
@@ -64,6 +65,13 @@ public:
 
    /// Closes the connections: operations in flight complete with errors, later ones fail.
    void cancel();
+
+   /// The client's counters and histograms since it was made: acquisitions, failures by error,
+   /// wait, hold and renewal slack times, lost leases, what woke waiters, and each node's votes.
+   /// `to_prometheus(c.metrics())` renders them for a scrape. No I/O; a copy of a few hundred
+   /// bytes. Threads: as every operation, call it on the client's executor (the counters are
+   /// plain integers that its handlers write, not atomics), e.g. from a coroutine spawned there.
+   metrics_snapshot metrics() const;
 
    /// Closes the client gracefully: no new lock or extend is accepted (they complete with
    /// operation_aborted), waiting lock operations end with operation_aborted, then it waits until
@@ -159,6 +167,12 @@ public:
 
    /// Releases the lease: deletes the key only where it still holds this lease's token, and
    /// publishes the release so that waiters wake.
+   ///
+   /// When another coroutine of this client waits for the same name, the lease is handed to it
+   /// instead: the unlock completes at once with success and no I/O, and the waiter takes the
+   /// key over (a new token and a higher fencing token) in one round trip; should it fail to, it
+   /// releases the key. At most 4 handovers in a row: then the name is released in Redis, so
+   /// that other processes get their turn.
    ///
    /// Signature: `void(error_code)`. Errors:
    /// @li error::not_held: the lease is empty, or was already released.

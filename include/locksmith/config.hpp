@@ -2,6 +2,8 @@
 #ifndef LOCKSMITH_CONFIG_HPP
 #define LOCKSMITH_CONFIG_HPP
 
+#include <locksmith/logger.hpp>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -42,6 +44,17 @@ struct config {
    /// appears in reports or error messages: nodes are shown as `redis://user:***@host:port`.
    /// One node gives the single-instance lock. N independent masters give RedLock, with a quorum of
    /// N/2+1; use an odd N (an even N tolerates no more failures than N-1 does). Must not be empty.
+   ///
+   /// A node may also be a master that Sentinels manage:
+   /// `redis+sentinel://[user:password@]host[:port][,host[:port]]/master[/db]`, the Sentinels
+   /// (port 26379 by default) and the name they monitor the master by. The node asks them for
+   /// the master's address on every (re)connection and checks that the server it reaches is a
+   /// master (ROLE), so it follows a failover once its connection to the old master ends (the
+   /// Sentinels disconnect a master's clients when they demote it). The user and password are
+   /// the master's; the Sentinels are asked without. TLS through Sentinels (`rediss+sentinel://`)
+   /// is refused. Such a lock is as safe as the failover: a key that had not reached the
+   /// promoted replica is gone, and a lease on it is reported lost at its next renewal.
+   /// `wait_replicas` narrows that window.
    std::vector<std::string> nodes = {"redis://127.0.0.1:6379"};
 
    /// Prefix of every key and channel. The lock named K lives at `prefix{K}`. Must not contain
@@ -87,6 +100,34 @@ struct config {
 
    /// TLS for `rediss://` nodes: verified by default (see tls_options).
    tls_options tls = {};
+
+   /// Receives what the client tolerated or noticed, which no operation's result shows: a node
+   /// that failed while the quorum held, connections lost and made, scripts sent whole after
+   /// NOSCRIPT, a silent node no longer fed, restart quarantines, renewals retried, leases lost
+   /// (see log_function for the rules). Empty (the default): nothing is logged, and no line is
+   /// formatted.
+   log_function logger = {};
+
+   /// The least level passed to `logger`; lines below it are not formatted. Default info: debug
+   /// lines come with every wait of every contended acquisition.
+   log_level min_log_level = log_level::info;
+
+   /// Replica safety: an acquisition, or a renewal, counts on a node only once its write has
+   /// reached this many of the node's replicas. `WAIT wait_replicas replica_timeout` is sent in
+   /// the same request as the script (no extra round trip); when it reports fewer replicas, that
+   /// node's vote fails with error::not_enough_replicas, and its key is released as after any
+   /// failed attempt (a failed renewal is retried, and the lease is lost if none succeeds in
+   /// time). This narrows the window in which a failover right after a grant forgets the key; it
+   /// is not consensus: a replica that acknowledged may still not be the one promoted. Applies to
+   /// every node, each of which needs that many replicas. Meanwhile WAIT holds up the node's
+   /// other commands on this client's connection, for up to replica_timeout when replicas lag.
+   /// Default 0: no WAIT.
+   unsigned wait_replicas = 0;
+
+   /// How long WAIT may wait for the replicas. Must be positive (WAIT 0 would wait forever) and
+   /// below node_timeout, which bounds the whole call. Empty (the default): half the node
+   /// timeout, which leaves the other half for the script and the round trip.
+   std::optional<std::chrono::milliseconds> replica_timeout = {};
 };
 
 }  // namespace locksmith

@@ -64,6 +64,12 @@ enum class error {
    /// be loaded. Reported once such nodes alone leave no quorum, without waiting; the report names
    /// the node and the reason.
    tls_failed,
+
+   /// The key was set, but fewer replicas than config::wait_replicas acknowledged it within
+   /// config::replica_timeout (WAIT), on enough nodes to sink the quorum: a failover could have
+   /// forgotten it, so it did not count and was released. The report says which nodes and how
+   /// many replicas they reached.
+   not_enough_replicas,
 };
 
 /// The "locksmith" error category.

@@ -8,6 +8,8 @@
 #include <locksmith/error.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
+#include <locksmith/logger.hpp>
+#include <locksmith/metrics.hpp>
 #include <locksmith/reentrant_lock.hpp>
 #include <locksmith/report.hpp>
 #include <locksmith/rw_lock.hpp>

@@ -1,12 +1,13 @@
 // The helpers of the tests of the `locksmith` command-line tool (test_cli*.cpp, built only with
-// the tool, like cli.cpp): one run of the
-// tool as a process with its output captured, the arguments of `locksmith exec`, and the commands
-// that it runs for the tests (shell one-liners that say what happened to them through files).
+// the tool, like cli.cpp): one run of the tool as a process with its output captured, the
+// arguments of `locksmith exec`, and the commands that it runs for the tests (shell one-liners
+// that say what happened to them through files).
 #pragma once
 
 #include "support/keys.hpp"
 #include "support/preconditions.hpp"
 #include "support/redis_server.hpp"
+#include "support/spawned_process.hpp"
 #include "support/temp_dir.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -14,7 +15,6 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,41 +22,21 @@
 namespace locksmith::test::cli {
 
 using clock_type = std::chrono::steady_clock;
+using locksmith::test::poll_until;
+using locksmith::test::read_file;
+using locksmith::test::spawned_process;
 
-std::string read_file(std::string const& path);
-
-// One run of the locksmith binary, its stdout and stderr captured in files. The destructor kills
-// and reaps it if it still runs, so no process outlives its test.
-class cli_process {
+// One run of the locksmith binary, its stdout and stderr captured in files (killed and reaped by
+// the destructor if it still runs).
+class cli_process : public spawned_process {
 public:
    explicit cli_process(std::vector<std::string> args);
-   ~cli_process();
-   cli_process(cli_process const&) = delete;
-   cli_process& operator=(cli_process const&) = delete;
-
-   pid_t pid() const { return pid_; }
-
-   // Waits for the exit and returns the exit code (128+N for death by signal N). Fails the test,
-   // killing the process, if it does not exit within `limit`.
-   int wait(std::chrono::milliseconds limit = std::chrono::seconds{20});
-
-   std::string out() const { return read_file(out_.file("stdout")); }
-   std::string err() const { return read_file(out_.file("stderr")); }
-
-private:
-   std::vector<std::string> args_;
-   temp_dir out_{"locksmith-cli"};
-   pid_t pid_ = -1;
 };
 
 // `locksmith exec --redis URL --key KEY <options...> -- <command...>`
 std::vector<std::string> exec_args(redis_server const& srv, std::string const& key,
                                    std::vector<std::string> options,
                                    std::vector<std::string> const& command);
-
-// Polls `condition` until it holds or `limit` passes; returns whether it held.
-bool poll_until(std::function<bool()> const& condition,
-                std::chrono::milliseconds limit = std::chrono::seconds{10});
 
 // When `path` came to exist, polled every millisecond (for timings), or nullopt after `limit`.
 std::optional<clock_type::time_point> appears_at(std::string const& path,

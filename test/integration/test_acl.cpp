@@ -9,9 +9,9 @@ constexpr char const* password = "s3cret-Pa55";
 
 // Every command the lock sends or its scripts run, and nothing else.
 std::vector<std::string> const lock_commands{
-   "+evalsha", "+eval",    "+script|load",    "+subscribe", "+unsubscribe",
-   "+ping",    "+hello",   "+client|setname", "+get",       "+set",
-   "+del",     "+pexpire", "+pttl",           "+publish",   "+time"};
+   "+evalsha", "+eval",           "+script|load", "+subscribe", "+unsubscribe", "+ping",
+   "+hello",   "+client|setname", "+get",         "+set",       "+del",         "+pexpire",
+   "+pttl",    "+publish",        "+time",        "+incr"};
 
 // Creates the user `name` with the given password, limited to the lock's keys and channels and to
 // `commands`.

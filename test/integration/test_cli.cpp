@@ -196,6 +196,20 @@ BOOST_AUTO_TEST_CASE(unreachable_redis_exits_69, *utf::timeout(60))
    BOOST_TEST(ms_since(t0) < 5000);
 }
 
+// A server without replicas never acknowledges --wait-replicas 1: the lock is refused (and the
+// key it set released), with the reason. (The node timeout leaves the WAIT room to answer on a
+// connection that is still being made.)
+BOOST_AUTO_TEST_CASE(a_lock_short_of_replicas_exits_69, *utf::timeout(60))
+{
+   redis_server srv;
+   auto const key = unique_key();
+   cli_process p(exec_args(
+      srv, key, {"--wait", "0ms", "--node-timeout", "500ms", "--wait-replicas", "1"}, {"true"}));
+   BOOST_TEST(p.wait(10s) == 69, p.err());
+   BOOST_TEST(p.err().find("WAIT: 0 of 1 replicas") != std::string::npos, p.err());
+   BOOST_TEST(!key_exists(srv, key));
+}
+
 BOOST_AUTO_TEST_CASE(key_of_another_type_exits_70, *utf::timeout(60))
 {
    redis_server srv;

@@ -7,6 +7,7 @@
 #include <list>
 #include <random>
 
+using locksmith::test::calls_of;
 using locksmith::test::cost_between;
 using locksmith::test::outcome;
 using locksmith::test::subscribe;
@@ -318,6 +319,101 @@ BOOST_AUTO_TEST_CASE(local_queue_is_fifo)
             }(),
             20s);
       }
+   }
+}
+
+// A holder's unlock hands the lease to the next coroutine of its client that waits for the name:
+// the waiter takes the key over (its own token, a higher fence) without a release in Redis, at
+// most local_queue::max_handovers times in a row; then a release (and its message) lets the
+// other processes in. Counted at the server: PUBLISH runs only in the release script.
+BOOST_AUTO_TEST_CASE(a_local_unlock_hands_the_lease_to_the_next_waiter)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   constexpr int n = 6;
+   std::vector<std::uint64_t> fences;
+   std::vector<error_code> errors;
+   countdown finished{ioc, n};
+   auto waiter = [&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.async_lock(name, subscribe(30s, 10s), tuple);
+      if (ec) {
+         errors.push_back(ec);
+      } else {
+         fences.push_back(l.fencing_token());
+         BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());  // the key is this lease's
+         co_await yield();
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         if (uec)
+            errors.push_back(uec);
+      }
+      finished.done();
+   };
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto first = co_await c.async_lock(name, subscribe(30s, 0s));
+         fences.push_back(first.fencing_token());
+         for (int i = 0; i < n; ++i) {
+            tasks.spawn(waiter());
+            co_await yield();
+         }
+         auto const before = srv.commandstats();
+         auto [ec] = co_await c.async_unlock(first, tuple);
+         BOOST_TEST(!ec, ec.message());
+         BOOST_REQUIRE(co_await finished.all_done.wait(10s));
+         BOOST_TEST(errors.empty());
+         for (std::size_t i = 1; i < fences.size(); ++i)
+            BOOST_TEST(fences[i] > fences[i - 1], "fence " << i);
+         // 7 leases: 4 handovers, a release, 1 handover, the last release.
+         auto const after = srv.commandstats();
+         BOOST_TEST(calls_of(after, "publish") - calls_of(before, "publish") == 2);
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      }(),
+      20s);
+}
+
+// A waiter handed a lease that it then gives up (cancelled before or during its takeover)
+// releases the handed key: it does not stay in Redis for its TTL.
+BOOST_AUTO_TEST_CASE(a_handed_lease_that_the_waiter_gives_up_is_released)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   for (int round = 0; round < 10; ++round) {
+      auto const name = unique_key();
+      asio::cancellation_signal sig;
+      bool done = false;
+      error_code waited;
+      lease taken;
+      run(
+         ioc,
+         [&]() -> asio::awaitable<void> {
+            auto first = co_await c.async_lock(name, subscribe(30s, 0s));
+            c.async_lock(name, subscribe(30s, 10s),
+                         asio::bind_cancellation_slot(sig.slot(), [&](error_code ec, lease l) {
+                            waited = ec;
+                            taken = std::move(l);
+                            done = true;
+                         }));
+            co_await yield();
+            auto [ec] = co_await c.async_unlock(first, tuple);
+            BOOST_TEST(!ec, ec.message());
+            // Later and later in the waiter's takeover.
+            for (int i = 0; i < round; ++i)
+               co_await yield();
+            sig.emit(asio::cancellation_type::terminal);
+            BOOST_REQUIRE(co_await eventually([&] { return done; }));
+            if (!waited) {  // the takeover was done before the cancellation came
+               auto [uec] = co_await c.async_unlock(taken, tuple);
+               BOOST_TEST(!uec, uec.message());
+            } else {
+               BOOST_TEST((waited == asio::error::operation_aborted), waited.message());
+            }
+            BOOST_TEST(co_await eventually([&] {
+                          return srv.text({"EXISTS", lock_key(name)}) == "0";
+                       }),
+                       "round " << round << ": the handed key stayed");
+         }(),
+         20s);
    }
 }
 

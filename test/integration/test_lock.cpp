@@ -148,7 +148,11 @@ BOOST_AUTO_TEST_CASE(wrong_token_cannot_release_or_extend)
       auto const& release = locksmith::detail::release_script();
       BOOST_TEST(srv.text({"EVAL", release.text, "1", key, std::string(32, 'f'), "ch"}) == "0");
       auto const& extend = locksmith::detail::extend_script();
-      BOOST_TEST(srv.text({"EVAL", extend.text, "1", key, std::string(32, 'f'), "1"}) == "0");
+      auto const forged = srv.command(
+         {"EVAL", extend.text, "2", key, key + ":fence", std::string(32, 'f'), "1000", "61000"});
+      BOOST_TEST_REQUIRE(forged.elements.size() == 1u);
+      BOOST_TEST(forged.elements[0].integer == 0);
+      BOOST_TEST((forged.elements[0].type == locksmith::test::reply::kind::integer));
       BOOST_TEST(srv.text({"GET", key}) == lb.token());
       co_await b.async_unlock(lb);
    }());

@@ -40,7 +40,7 @@ inline std::int64_t calls_of(command_stats const& stats, std::string const& name
 inline bool run_by_scripts(std::string_view cmd)
 {
    return cmd == "set" || cmd == "get" || cmd == "time" || cmd == "pttl" || cmd == "del" ||
-          cmd == "publish" || cmd == "pexpire";
+          cmd == "publish" || cmd == "pexpire" || cmd == "incr";
 }
 
 }  // namespace locksmith::test

@@ -53,8 +53,7 @@ public:
        , hang_timer_{ex_}
    {
       // A warm node: every script is in its cache, as on a connection that has run a while.
-      for (auto const* s :
-           {&detail::acquire_script(), &detail::release_script(), &detail::extend_script()})
+      for (auto const* s : detail::all_scripts())
          cached_.insert(s->sha1);
    }
 
@@ -223,7 +222,8 @@ private:
          return reply_later(p, boost::asio::error::connection_reset, {});
       if (p->f == fault::wrong_shape &&
           first_try)  // a release's reply for an acquire, a grant for the others
-         return reply_later(p, {}, &code == &detail::acquire_script() ? number(1) : pair(1, 42));
+         return reply_later(p, {},
+                            code.role == detail::script_role::acquire ? number(1) : pair(1, 42));
       reply_later(p, {}, std::move(resp));
    }
 

@@ -87,8 +87,8 @@ protected:
             std::vector<std::string> const& args,
             std::function<void(std::string const&, std::string const&)> const& publish)
    {
-      if (&code == &detail::acquire_script())
-         return acquire(keys, args);
+      if (code.role == detail::script_role::acquire)
+         return acquire(keys, args, &code == &detail::quorum_acquire_script());
       if (&code == &detail::release_script())
          return release(keys, args, publish);
       if (&code == &detail::extend_script())
@@ -141,19 +141,22 @@ private:
    }
 
    boost::redis::generic_response acquire(std::vector<std::string> const& keys,
-                                          std::vector<std::string> const& args)
+                                          std::vector<std::string> const& args, bool by_clock)
    {
-      check(keys.size() == 2 && args.size() == 3);
-      if (get(keys[0]))
+      check(keys.size() == 2 && (args.size() == 3 || args.size() == 4));
+      bool const taken_over = args.size() == 4 && get(keys[0]) == args[3];
+      if (get(keys[0]) && !taken_over)
          return pair(
             0, ttl(keys[0])
                   ? std::chrono::duration_cast<std::chrono::milliseconds>(*ttl(keys[0])).count()
                   : -1);
       auto const now = clock::now();
       store_[keys[0]] = entry{args[0], now + ms(args[1])};
+      // As the scripts: max(last + 1, server time) over a quorum; on one node, INCR while the
+      // fence key lives and the server's time when it starts anew.
       std::uint64_t const server_time = clock_base_ + ++ticks_;
       std::uint64_t const last = get(keys[1]) ? std::stoull(*get(keys[1])) : 0;
-      auto const fence = std::max(last + 1, server_time);
+      auto const fence = by_clock ? std::max(last + 1, server_time) : last ? last + 1 : server_time;
       store_[keys[1]] = entry{std::to_string(fence), now + ms(args[2])};
       minted[args[0]] = fence;
       return pair(1, static_cast<std::int64_t>(fence));
@@ -176,15 +179,26 @@ private:
    boost::redis::generic_response extend(std::vector<std::string> const& keys,
                                          std::vector<std::string> const& args)
    {
-      check(keys.size() == 2 && args.size() == 3);
-      auto v = get(keys[0]);
-      if (v != args[0])
-         return number(v ? 0 : -1);
-      auto const now = clock::now();
-      store_[keys[0]].expires = now + ms(args[1]);
-      if (get(keys[1]))
-         store_[keys[1]].expires = now + ms(args[2]);
-      return number(1);
+      using boost::redis::resp3::type;
+      check(keys.size() % 2 == 0 && args.size() == keys.size() / 2 * 3);
+      auto const leases = keys.size() / 2;
+      boost::redis::generic_response r;
+      r.value().push_back({type::array, leases, 0, ""});
+      for (std::size_t i = 0; i < leases; ++i) {
+         auto const& lock = keys[2 * i];
+         auto const& fence = keys[2 * i + 1];
+         auto const v = get(lock);
+         std::int64_t answer = v ? 0 : -1;
+         if (v == args[3 * i]) {
+            auto const now = clock::now();
+            store_[lock].expires = now + ms(args[3 * i + 1]);
+            if (get(fence))
+               store_[fence].expires = now + ms(args[3 * i + 2]);
+            answer = 1;
+         }
+         r.value().push_back({type::number, 1, 1, std::to_string(answer)});
+      }
+      return r;
    }
 
    std::uint64_t clock_base_;

@@ -24,7 +24,7 @@ void expect_no_work_left(boost::asio::io_context& ioc, std::chrono::steady_clock
 void load_scripts(redis_server& s)
 {
    using namespace locksmith::detail;
-   for (auto const* sc : {&acquire_script(), &release_script(), &extend_script()})
+   for (auto const* sc : all_scripts())
       BOOST_REQUIRE(s.text({"SCRIPT", "LOAD", sc->text}) == sc->sha1);
 }
 

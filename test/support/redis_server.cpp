@@ -131,8 +131,9 @@ std::uint16_t free_loopback_port()
    return ntohs(addr.sin_port);
 }
 
-redis_server::redis_server(std::vector<std::string> extra_args)
+redis_server::redis_server(std::vector<std::string> extra_args, std::string config_file)
     : extra_args_(std::move(extra_args))
+    , config_file_(std::move(config_file))
 {
    std::string last_exit;
    for (int attempt = 0; attempt < max_start_attempts; ++attempt) {
@@ -240,9 +241,11 @@ redis_server::start_result redis_server::try_start(clock::time_point deadline, i
          throw std::runtime_error("redis-server not found in PATH");
       return *found;
    }();
-   std::vector<std::string> args{
-      executable,     "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-      "--appendonly", "no",     "--daemonize",         "no"};
+   std::vector<std::string> args{executable};
+   if (!config_file_.empty())
+      args.push_back(config_file_);
+   args.insert(args.end(), {"--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+                            "--appendonly", "no", "--daemonize", "no"});
    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
    pid_ = spawn(args);
    for (;;) {
@@ -282,7 +285,8 @@ bool redis_server::answers_ping_from_our_pid(clock::time_point deadline) const
 
 std::string redis_server::command_line() const
 {
-   std::string line = "redis-server --port " + std::to_string(port_) +
+   std::string line = "redis-server " + (config_file_.empty() ? "" : config_file_ + " ") +
+                      "--port " + std::to_string(port_) +
                       " --bind 127.0.0.1 --save '' --appendonly no --daemonize no";
    for (const auto& a : extra_args_)
       line += " '" + a + "'";

@@ -37,7 +37,10 @@ public:
    // std::runtime_error if it cannot be started. The server is tied to the *thread* that constructs
    // it (PR_SET_PDEATHSIG fires when that thread exits), so construct it on the test's main thread,
    // not on a short-lived worker.
-   explicit redis_server(std::vector<std::string> extra_args = {});
+   //
+   // With a `config_file`, it comes first on the command line, as redis-server wants it; for a
+   // Sentinel, pass one that monitors a master and `--sentinel` among the extra args.
+   explicit redis_server(std::vector<std::string> extra_args = {}, std::string config_file = {});
 
    // SIGCONT, SIGKILL and reap. Never throws.
    ~redis_server();
@@ -94,6 +97,7 @@ private:
    std::string command_line() const;
 
    std::vector<std::string> extra_args_;
+   std::string config_file_;  // empty: none
    std::uint16_t port_ = 0;
    pid_t pid_ = -1;  // -1 when no process of ours exists
 };

@@ -68,8 +68,9 @@ BOOST_AUTO_TEST_CASE(the_lock_kind_uses_the_locks_scripts)
    lease_kind const lock{};
    BOOST_TEST(!lock.shared());
    auto const a = acquire_call(lock, "p:", "n", "t", 1000ms, 5);
-   BOOST_TEST(a->code == &acquire_script());
+   BOOST_TEST(a->code == &quorum_acquire_script());  // RedLock on 5 nodes
    BOOST_TEST(a->quorum == 0u);
+   BOOST_TEST(acquire_call(lock, "p:", "n", "t", 1000ms, 1)->code == &acquire_script());
    BOOST_TEST(extend_call(lock, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
    BOOST_TEST(release_call(lock, "p:", "n", "t")->code == &release_script());
 }
@@ -155,15 +156,16 @@ BOOST_AUTO_TEST_CASE(every_key_of_a_name_shares_its_hash_tag)
 
 BOOST_AUTO_TEST_CASE(the_new_acquire_scripts_answer_as_the_acquire_script)
 {
-   BOOST_TEST((set_acquire_script().shape == reply_shape::acquire));
-   BOOST_TEST((write_acquire_script().shape == reply_shape::acquire));
-   BOOST_TEST((set_extend_script().shape == reply_shape::ownership));
-   BOOST_TEST((set_release_script().shape == reply_shape::ownership));
-   BOOST_TEST((reentrant_acquire_script().shape == reply_shape::acquire));
-   BOOST_TEST((reentrant_extend_script().shape == reply_shape::ownership));
-   BOOST_TEST((reentrant_release_script().shape == reply_shape::ownership));
-   BOOST_TEST((acquire_script().shape == reply_shape::acquire));
-   BOOST_TEST((release_script().shape == reply_shape::ownership));
+   BOOST_TEST((set_acquire_script().role == script_role::acquire));
+   BOOST_TEST((write_acquire_script().role == script_role::acquire));
+   BOOST_TEST((set_extend_script().role == script_role::extend && !set_extend_script().batched));
+   BOOST_TEST((set_release_script().role == script_role::release));
+   BOOST_TEST((reentrant_acquire_script().role == script_role::acquire));
+   BOOST_TEST((reentrant_extend_script().role == script_role::extend &&
+               !reentrant_extend_script().batched));
+   BOOST_TEST((reentrant_release_script().role == script_role::release));
+   BOOST_TEST((acquire_script().role == script_role::acquire));
+   BOOST_TEST((release_script().role == script_role::release));
    BOOST_TEST(set_acquire_script().sha1 == sha1_hex(set_acquire_script().text));
 }
 

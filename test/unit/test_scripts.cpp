@@ -98,7 +98,7 @@ BOOST_AUTO_TEST_CASE(sha1_known_vectors)
 BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
 {
    using namespace locksmith::detail;
-   script const* all[] = {&acquire_script(), &release_script(), &extend_script()};
+   auto const all = all_scripts();
    for (auto const* s : all) {
       BOOST_TEST_CONTEXT("script " << s->name)
       {
@@ -106,36 +106,43 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
          BOOST_TEST(s->sha1.find_first_not_of("0123456789abcdef") == std::string::npos);
          BOOST_TEST(s->sha1 == sha1_hex(s->text));
          BOOST_TEST(!s->text.empty());
+         for (auto const* other : all)
+            BOOST_TEST((other == s || other->sha1 != s->sha1), "same SHA as " << other->name);
       }
    }
-   BOOST_TEST(acquire_script().sha1 != release_script().sha1);
-   BOOST_TEST(acquire_script().sha1 != extend_script().sha1);
-   BOOST_TEST(release_script().sha1 != extend_script().sha1);
    BOOST_TEST(acquire_script().name == "acquire");
+   BOOST_TEST(quorum_acquire_script().name == "quorum acquire");
    BOOST_TEST(release_script().name == "release");
    BOOST_TEST(extend_script().name == "extend");
+   BOOST_TEST((acquire_script().role == script_role::acquire &&
+               quorum_acquire_script().role == script_role::acquire &&
+               release_script().role == script_role::release &&
+               extend_script().role == script_role::extend));
    // The same object every time: the SHA is computed once.
    BOOST_TEST(&acquire_script() == &acquire_script());
 }
 
-// Extend keeps the fence key alive with the lock: KEYS[2] gets ARGV[3] ms, as acquire sets it,
+// Extend keeps the fence key alive with the lock: KEYS[2i] gets ARGV[3i] ms, as acquire sets it,
 // and only once the token has been found in the lock key. (What Redis makes of it is tested
 // against a real server in test/integration/test_fence.cpp.)
 BOOST_AUTO_TEST_CASE(extend_refreshes_the_fence_key_as_acquire_sets_it)
 {
    using locksmith::detail::acquire_script;
    using locksmith::detail::extend_script;
+   using locksmith::detail::quorum_acquire_script;
    std::string const extend{extend_script().text};
-   auto const owner = extend.find("if v == ARGV[1] then");
-   auto const refresh = extend.find("redis.call('PEXPIRE', KEYS[2], ARGV[3])");
+   auto const owner = extend.find("if v == ARGV[a] then");
+   auto const refresh = extend.find("redis.call('PEXPIRE', KEYS[2 * i], ARGV[a + 2])");
    BOOST_TEST_REQUIRE(owner != std::string::npos);
    BOOST_TEST_REQUIRE(refresh != std::string::npos);
    BOOST_TEST(owner < refresh);
-   BOOST_TEST(refresh < extend.find("return 1"));
+   BOOST_TEST(refresh < extend.find("out[i] = 1"));
    std::string const acquire{acquire_script().text};
-   auto const sets_fence =
-      "redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])";
-   BOOST_TEST(acquire.find(sets_fence) != std::string::npos);
+   BOOST_TEST(acquire.find("redis.call('PEXPIRE', KEYS[2], ARGV[3])") != std::string::npos);
+   std::string const quorum{quorum_acquire_script().text};
+   BOOST_TEST(
+      quorum.find("redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])") !=
+      std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(acquired)
@@ -251,6 +258,40 @@ BOOST_AUTO_TEST_CASE(ownership_rejects_invalid_replies)
    check_ownership_rejects(reply({number("1", 0), number("1", 0)}));
    check_ownership_rejects(server_error_reply("NOSCRIPT No matching script"));
    check_ownership_rejects(server_error_reply("ERR Error running script"));
+}
+
+// The extend script's answer: one entry per lease, in the order of the call.
+BOOST_AUTO_TEST_CASE(ownerships_of_a_batch)
+{
+   using locksmith::detail::parse_ownerships;
+   std::vector<ownership> out;
+   check_ok(parse_ownerships(
+      reply({{type::array, 3, 0, ""}, number("1", 1), number("-1", 1), number("0", 1)}), 3, out));
+   BOOST_TEST_REQUIRE(out.size() == 3u);
+   BOOST_TEST(name(out[0]) == name(ownership::done));
+   BOOST_TEST(name(out[1]) == name(ownership::expired));
+   BOOST_TEST(name(out[2]) == name(ownership::not_owner));
+   check_ok(parse_ownerships(reply({{type::array, 0, 0, ""}}), 0, out));
+   BOOST_TEST(out.empty());
+}
+
+BOOST_AUTO_TEST_CASE(ownerships_reject_other_shapes_and_lengths)
+{
+   using locksmith::detail::parse_ownerships;
+   auto rejects = [](generic_response const& r, std::size_t count,
+                     std::source_location at = std::source_location::current()) {
+      std::vector<ownership> out;
+      BOOST_TEST(parse_ownerships(r, count, out) == unexpected_reply, "line " << at.line());
+   };
+   auto const two = reply({{type::array, 2, 0, ""}, number("1", 1), number("1", 1)});
+   rejects(two, 1);  // a reply for another call
+   rejects(two, 3);
+   rejects(reply({number("1", 0)}), 1);                           // the single script's scalar
+   rejects(reply({{type::array, 2, 0, ""}, number("1", 1)}), 2);  // cut short
+   rejects(reply({{type::array, 1, 0, ""}, number("2", 1)}), 1);
+   rejects(reply({{type::array, 1, 0, ""}, {type::array, 1, 1, ""}, number("1", 2)}), 1);
+   rejects(reply({{type::array, 1, 0, ""}, {type::blob_string, 1, 1, "1"}}), 1);
+   rejects(server_error_reply("NOSCRIPT No matching script"), 1);
 }
 
 BOOST_AUTO_TEST_CASE(noscript_is_recognised)

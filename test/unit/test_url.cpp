@@ -3,6 +3,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,16 @@ namespace {
 
 using namespace std::string_view_literals;
 using namespace locksmith::detail;
+
+void expect_rejected(std::initializer_list<std::string_view> urls)
+{
+   for (auto const bad : urls) {
+      BOOST_TEST_CONTEXT("url \"" << bad << "\"")
+      {
+         BOOST_TEST(!parse_url(bad).has_value());
+      }
+   }
+}
 
 }  // namespace
 
@@ -127,47 +138,97 @@ BOOST_AUTO_TEST_CASE(equal_urls_compare_equal)
 
 BOOST_AUTO_TEST_CASE(rejects_malformed_urls)
 {
-   for (auto const bad : {
-           "http://x"sv,
-           "redis:/host"sv,
-           "host:6379"sv,
-           ""sv,
-           "redis://"sv,
-           "rediss://"sv,
-           "redis://:6379"sv,
-           "redis://user:pass@"sv,
-           "redis://user:pass@:6379"sv,
-           "redis://host:0"sv,
-           "redis://host:65536"sv,
-           "redis://host:99999999999"sv,
-           "redis://host:abc"sv,
-           "redis://host:-1"sv,
-           "redis://host:+1"sv,
-           "redis://host:12ab"sv,
-           "redis://host:"sv,
-           "redis://host/x"sv,
-           "redis://host/-1"sv,
-           "redis://host/1/2"sv,
-           "redis://host/1x"sv,
-           "redis://host/2147483648"sv,
-           "redis://:p%zz@host"sv,
-           "redis://:p%@host"sv,
-           "redis://:p%4@host"sv,
-           "redis://%zz@host"sv,
-           "redis://[::1"sv,
-           "redis://[::1:6379"sv,
-           "redis://[]:6379"sv,
-           "redis://[::1]:"sv,
-           "redis://[::1]x"sv,
-           "redis://::1:6379"sv,
-           "redis://ho st"sv,
-           "redis://host?db=1"sv,
-        }) {
-      BOOST_TEST_CONTEXT("url \"" << bad << "\"")
-      {
-         BOOST_TEST(!parse_url(bad).has_value());
-      }
-   }
+   expect_rejected({
+      "http://x"sv,
+      "redis:/host"sv,
+      "host:6379"sv,
+      ""sv,
+      "redis://"sv,
+      "rediss://"sv,
+      "redis://:6379"sv,
+      "redis://user:pass@"sv,
+      "redis://user:pass@:6379"sv,
+      "redis://host:0"sv,
+      "redis://host:65536"sv,
+      "redis://host:99999999999"sv,
+      "redis://host:abc"sv,
+      "redis://host:-1"sv,
+      "redis://host:+1"sv,
+      "redis://host:12ab"sv,
+      "redis://host:"sv,
+      "redis://host/x"sv,
+      "redis://host/-1"sv,
+      "redis://host/1/2"sv,
+      "redis://host/1x"sv,
+      "redis://host/2147483648"sv,
+      "redis://:p%zz@host"sv,
+      "redis://:p%@host"sv,
+      "redis://:p%4@host"sv,
+      "redis://%zz@host"sv,
+      "redis://[::1"sv,
+      "redis://[::1:6379"sv,
+      "redis://[]:6379"sv,
+      "redis://[::1]:"sv,
+      "redis://[::1]x"sv,
+      "redis://::1:6379"sv,
+      "redis://ho st"sv,
+      "redis://host?db=1"sv,
+   });
+}
+
+BOOST_AUTO_TEST_CASE(sentinel_url_takes_the_defaults)
+{
+   auto const u = parse_url("redis+sentinel://s1/mymaster");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->sentinel());
+   BOOST_TEST(u->sentinels.size() == 1u);
+   BOOST_TEST((u->sentinels.at(0) == endpoint{"s1", "26379"}));
+   BOOST_TEST(u->master_name == "mymaster");
+   BOOST_TEST(u->host.empty());
+   BOOST_TEST(u->port.empty());
+   BOOST_TEST(u->database == 0);
+   BOOST_TEST(!u->tls);
+   BOOST_TEST(u->user.empty());
+   BOOST_TEST(!parse_url("redis://host").value().sentinel());
+}
+
+BOOST_AUTO_TEST_CASE(sentinel_url_with_everything)
+{
+   auto const u = parse_url("redis+sentinel://us%3Aer:p%40ss@s1:1,[::1]:26380,s3/my.master-1/3");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->user == "us:er");
+   BOOST_TEST(u->password == "p@ss");
+   BOOST_TEST_REQUIRE(u->sentinels.size() == 3u);
+   BOOST_TEST((u->sentinels[0] == endpoint{"s1", "1"}));
+   BOOST_TEST((u->sentinels[1] == endpoint{"::1", "26380"}));
+   BOOST_TEST((u->sentinels[2] == endpoint{"s3", "26379"}));
+   BOOST_TEST(u->master_name == "my.master-1");
+   BOOST_TEST(u->database == 3);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_malformed_sentinel_urls)
+{
+   expect_rejected({
+      "redis+sentinel://s1"sv,  // no master name
+      "redis+sentinel://s1/"sv,    "redis+sentinel://s1//1"sv,
+      "redis+sentinel:///m"sv,  // no Sentinel
+      "redis+sentinel://s1,/m"sv,  "redis+sentinel://,s1/m"sv,    "redis+sentinel://s1,,s2/m"sv,
+      "redis+sentinel://s1:0/m"sv, "redis+sentinel://s1:/m"sv,    "redis+sentinel://s1:x/m"sv,
+      "redis+sentinel://[::1/m"sv, "redis+sentinel://u:p@/m"sv,   "redis+sentinel://:p%zz@s1/m"sv,
+      "redis+sentinel://s1/m/x"sv, "redis+sentinel://s1/m/1/2"sv, "redis+sentinel://s1/m?x=1"sv,
+      "redis+sentinel://s1/m#x"sv, "redis+sentinel://s1/m x"sv,   "redis+sentinel://s1/m\x01"sv,
+      "rediss+sentinel://s1/m"sv,  // TLS: no name to verify the master's certificate by
+      "redis+Sentinel://s1/m"sv,   "sentinel://s1/m"sv,
+   });
+}
+
+BOOST_AUTO_TEST_CASE(redacted_sentinel_url)
+{
+   auto const u = parse_url("redis+sentinel://u:s3cr3t@s1,[::1]:26380/m/2");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(redacted(*u) == "redis+sentinel://u:***@s1:26379,[::1]:26380/m/2");
+   BOOST_TEST(redacted(parse_url("redis+sentinel://s1/m").value()) ==
+              "redis+sentinel://s1:26379/m");
 }
 
 BOOST_AUTO_TEST_CASE(redacted_hides_the_password)
@@ -197,7 +258,8 @@ BOOST_AUTO_TEST_CASE(redacted_without_password)
 BOOST_AUTO_TEST_CASE(redacted_round_trips_without_the_password)
 {
    for (auto const url : {"redis://host"sv, "rediss://u@h:1/9"sv, "redis://[::1]:6380"sv,
-                          "redis://u:pw@h"sv, "redis://us%3Aer@h"sv, "redis://a%40b@h"sv}) {
+                          "redis://u:pw@h"sv, "redis://us%3Aer@h"sv, "redis://a%40b@h"sv,
+                          "redis+sentinel://u:pw@s1,[::1]:2/m@x,y/7"sv}) {
       BOOST_TEST_CONTEXT("url " << url)
       {
          auto u = parse_url(url);

@@ -25,10 +25,11 @@ error_code const ok{};
 error_code const invalid = error::invalid_argument;
 
 error_code const all_errors[] = {
-   error::invalid_argument,   error::lock_taken, error::wait_timeout,
-   error::quorum_unreachable, error::lease_lost, error::not_owner,
-   error::lease_expired,      error::not_held,   error::unexpected_reply,
-   error::validity_expired,
+   error::invalid_argument,    error::lock_taken,  error::wait_timeout,
+   error::quorum_unreachable,  error::lease_lost,  error::not_owner,
+   error::lease_expired,       error::not_held,    error::unexpected_reply,
+   error::validity_expired,    error::auth_failed, error::tls_failed,
+   error::not_enough_replicas,
 };
 
 }  // namespace
@@ -209,6 +210,26 @@ BOOST_AUTO_TEST_CASE(config_rejects_a_malformed_url_among_good_ones)
    BOOST_TEST(validate_config(with({"redis://a", "redis://b:0", "redis://c"})) == invalid);
    BOOST_TEST(validate_config(with({"redis://a", "redis://b", "redis://"})) == invalid);
    BOOST_TEST(validate_config(with({"redis://a", "redis://b", "redis://c"})) == ok);
+}
+
+BOOST_AUTO_TEST_CASE(config_takes_sentinel_managed_masters_but_not_through_tls)
+{
+   auto const with = [](std::string url) { return config{.nodes = {std::move(url)}}; };
+   BOOST_TEST(validate_config(with("redis+sentinel://a,b:26380/mymaster")) == ok);
+   BOOST_TEST(
+      validate_config(config{.nodes = {"redis+sentinel://a/m", "redis://b", "redis://c"}}) == ok);
+   BOOST_TEST(validate_config(with("rediss+sentinel://a/mymaster")) == invalid);
+   BOOST_TEST(validate_config(with("redis+sentinel://a")) == invalid);
+}
+
+BOOST_AUTO_TEST_CASE(config_replica_timeout)
+{
+   BOOST_TEST(validate_config(config{.wait_replicas = 1}) == ok);
+   BOOST_TEST(validate_config(config{.wait_replicas = 2, .replica_timeout = 49ms}) == ok);
+   BOOST_TEST(validate_config(config{.replica_timeout = 50ms}) == invalid);
+   BOOST_TEST(validate_config(config{.replica_timeout = 0ms}) == invalid);
+   BOOST_TEST(validate_config(config{.replica_timeout = -1ms}) == invalid);
+   BOOST_TEST(validate_config(config{.node_timeout = 1s, .replica_timeout = 999ms}) == ok);
 }
 
 BOOST_AUTO_TEST_CASE(config_prefix)

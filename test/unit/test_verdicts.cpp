@@ -17,7 +17,8 @@ using locksmith::error_code;
 using namespace locksmith::detail;
 
 // A result from one letter per node: y yes, n taken (no), f failed by timeout, a failed by
-// auth_failed, s failed by a server error, m a malformed reply, p pending.
+// auth_failed, r failed by not_enough_replicas, s failed by a server error, m a malformed reply,
+// p pending.
 fanout_result votes(char const* letters, outcome decision = outcome::lost)
 {
    fanout_result r;
@@ -34,6 +35,9 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
       } else if (*c == 'a') {
          n.v = vote::failed;
          n.reply.ec = error::auth_failed;
+      } else if (*c == 'r') {
+         n.v = vote::failed;
+         n.reply.ec = error::not_enough_replicas;
       } else if (*c == 's') {
          n.v = vote::failed;
          n.reply.resp =
@@ -69,6 +73,18 @@ BOOST_AUTO_TEST_CASE(refused_credentials_count_only_when_they_alone_sink_the_quo
    BOOST_TEST(lasting_failure(votes("aay")) == error_code{error::auth_failed});
    BOOST_TEST(lost_reason(votes("aan")) == error_code{error::auth_failed});
    BOOST_TEST(lost_reason(votes("a")) == error_code{error::auth_failed});
+}
+
+BOOST_AUTO_TEST_CASE(writes_short_of_replicas_are_blamed_when_they_alone_sink_the_quorum)
+{
+   BOOST_TEST(lost_reason(votes("r")) == error_code{error::not_enough_replicas});
+   BOOST_TEST(lost_reason(votes("rry")) == error_code{error::not_enough_replicas});
+   BOOST_TEST(lost_reason(votes("ryf")) == error_code{error::quorum_unreachable});
+   // A holder elsewhere is worth waiting for.
+   BOOST_TEST(lost_reason(votes("rrn")) == error_code{error::lock_taken});
+   BOOST_TEST(ownership_result(votes("r")) == error_code{error::not_enough_replicas});
+   BOOST_TEST(ownership_result(votes("rrryy")) == error_code{error::not_enough_replicas});
+   BOOST_TEST(ownership_result(votes("rrfyy")) == error_code{error::quorum_unreachable});
 }
 
 BOOST_AUTO_TEST_CASE(a_won_release_or_extend_is_success)

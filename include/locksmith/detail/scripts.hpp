@@ -6,31 +6,44 @@
 
 #include <boost/redis/response.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace locksmith::detail {
 
-/// What a script answers: the acquire script's `{1, fence}` or `{0, PTTL}`, or the release and
-/// extend scripts' 1, 0 or -1. Other scripts of the same shapes (the semaphore's, the read-write
-/// lock's) are read the same way.
-enum class reply_shape { acquire, ownership };
+/// What a script does, whichever variant it is. The lease kinds' scripts (the semaphore's, the
+/// read-write lock's, the reentrant lock's) have the same roles and answer in the same shapes:
+/// an acquire `{1, fence}` or `{0, PTTL}`, a release 1, 0 or -1.
+enum class script_role { acquire, release, extend };
 
 /// A Lua script and its SHA-1, for EVALSHA.
 struct script {
    std::string_view name;  // for messages
    std::string_view text;
    std::string sha1;  // lower-case hex
-   reply_shape shape = reply_shape::ownership;
+   script_role role;
+   // An extend script that renews any number of leases in one call and answers an array of
+   // 1, 0 or -1 (extend_script(), parse_ownerships), which the watchdog batches. The lease
+   // kinds' extend scripts renew one lease and answer one integer (parse_ownership).
+   bool batched = false;
 };
 
-/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms.
+/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms, and optionally the token of
+/// a lease handed over in this process (local_queue::pass), whose key counts as free.
 /// Sets the lock key to the token if it is free and mints a fencing token:
 /// `{1, fence}`, or `{0, PTTL}` when another owner holds it (PTTL -1: the key has no TTL).
 /// Fails with WRONGTYPE when the lock key holds something other than a string.
+/// The fence is the fence key's counter, started from the server's clock in µs when the key is
+/// new: strictly increasing per name on one server. For a client of one node.
 script const& acquire_script();
+
+/// The same for RedLock: the fence is max(last + 1, server time in µs) on each node, so that the
+/// highest fence of any quorum rises with the servers' clocks.
+script const& quorum_acquire_script();
 
 /// KEYS: lock key. ARGV: token, release channel.
 /// Deletes the key and publishes the release (the message is the token, the same on every node,
@@ -38,10 +51,15 @@ script const& acquire_script();
 /// holds it; -1 when there is no key (it expired).
 script const& release_script();
 
-/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms.
-/// Sets the lock key's TTL back to ttl, and the fence key's (if it exists) to the fence key ttl,
-/// if the lock key holds the token: 1; 0 when another token holds it; -1 when there is no key.
+/// KEYS: lock key, fence key, for each lease. ARGV: token, ttl ms, fence key ttl ms, for each
+/// lease, in the same order. For each lease: sets the lock key's TTL back to ttl, and the fence
+/// key's (if it exists) to the fence key ttl, if the lock key holds the token. Answers an array
+/// with one entry per lease: 1; 0 when another token (or a value of another type) holds the key;
+/// -1 when there is no key. The watchdog renews the leases that fall due together in one call.
 script const& extend_script();
+
+/// Every script, as a node loads them.
+std::array<script const*, 4> all_scripts();
 
 /// The SHA-1 of a text, as lower-case hex (what Redis names a script by).
 std::string sha1_hex(std::string_view text);
@@ -67,9 +85,14 @@ bool is_noscript(boost::redis::generic_response const& r);
 /// reply.
 error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply& out);
 
-/// Parses the release or extend script's reply. error::unexpected_reply for a server error or a
-/// malformed reply.
+/// Parses the release script's reply. error::unexpected_reply for a server error or a malformed
+/// reply.
 error_code parse_ownership(boost::redis::generic_response const& r, ownership& out);
+
+/// Parses the extend script's reply for `count` leases into `out` (resized to count).
+/// error::unexpected_reply for a server error, or a reply of another shape or length.
+error_code parse_ownerships(boost::redis::generic_response const& r, std::size_t count,
+                            std::vector<ownership>& out);
 
 }  // namespace locksmith::detail
 

@@ -38,8 +38,9 @@ std::chrono::milliseconds renewal_room(std::chrono::milliseconds ttl,
 error_code validate_options(std::string_view name, lock_options const& opts,
                             std::chrono::milliseconds node_timeout) noexcept;
 
-/// No nodes, a malformed URL, a prefix with a brace, a node timeout that is not positive, or a
-/// TLS client certificate without its key (or a key without its certificate).
+/// No nodes, a malformed URL, a prefix with a brace, a node timeout that is not positive, a
+/// replica timeout that is not positive or not below the node timeout, or a TLS client
+/// certificate without its key (or a key without its certificate).
 error_code validate_config(config const& cfg);
 
 }  // namespace locksmith::detail

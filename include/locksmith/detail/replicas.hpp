@@ -1,0 +1,40 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#ifndef LOCKSMITH_DETAIL_REPLICAS_HPP
+#define LOCKSMITH_DETAIL_REPLICAS_HPP
+
+#include <locksmith/config.hpp>
+#include <locksmith/detail/scripts.hpp>
+
+#include <boost/redis/response.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace locksmith::detail {
+
+/// How long WAIT waits in a node's calls: config::replica_timeout, or by default half the node
+/// timeout, and never 0 ms (WAIT 0 would wait forever).
+std::chrono::milliseconds effective_replica_timeout(config const& cfg) noexcept;
+
+/// Whether a script's calls carry a WAIT when config::wait_replicas asks for one: the acquire
+/// and extend scripts, whose writes a lease relies on; never the release script.
+bool waits_for_replicas(script const& code) noexcept;
+
+/// Takes the reply of the WAIT sent behind a script off the end of `r`, which is left with the
+/// script's own reply, and returns the number of replicas WAIT reported. Empty, and `r` left as
+/// it was, when `r` is an error or does not end with a top-level integer after another reply.
+std::optional<std::int64_t> take_wait_reply(boost::redis::generic_response& r);
+
+/// True when the script's reply grants what it was asked (the acquire script took the key, the
+/// extend script extended it): only then must the write have reached the replicas.
+bool granted(script const& code, boost::redis::generic_response const& r);
+
+/// "WAIT: <acked> of <wanted> replicas acknowledged within <timeout> ms", for reports.
+std::string replicas_message(std::int64_t acked, unsigned wanted,
+                             std::chrono::milliseconds timeout);
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,187 @@
+// The client's log lines and metrics against real redis-servers: what they count for holders and
+// waiters, a lost lease, a killed node of three (logged once, its password never shown), and the
+// NOSCRIPT fallback after SCRIPT FLUSH.
+#include "support/integration.hpp"
+#include "support/prometheus.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace {
+
+using locksmith::log_level;
+
+// What a client logged, in order.
+struct log_lines {
+   std::vector<std::pair<log_level, std::string>> lines;
+
+   locksmith::config into(locksmith::config cfg, log_level min = log_level::info)
+   {
+      cfg.logger = [this](log_level l, std::string_view s) { lines.emplace_back(l, s); };
+      cfg.min_log_level = min;
+      return cfg;
+   }
+
+   std::size_t count(log_level l, std::string_view part) const
+   {
+      return static_cast<std::size_t>(std::count_if(lines.begin(), lines.end(), [&](auto const& x) {
+         return x.first == l && x.second.find(part) != std::string::npos;
+      }));
+   }
+
+   std::string all() const
+   {
+      std::string s;
+      for (auto const& [l, line] : lines)
+         s += std::string{locksmith::to_string(l)} + ": " + line + '\n';
+      return s;
+   }
+};
+
+std::uint64_t failures(locksmith::metrics_snapshot const& m, locksmith::error e)
+{
+   for (auto const& f : m.failures)
+      if (f.ec == e)
+         return f.count;
+   return 0;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(observability, server_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(a_holder_and_a_waiter_are_counted)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      // A holder that never renews nor unlocks: the waiter wakes when its key is due to expire.
+      auto held = co_await a.async_lock(name, {.ttl = 1s, .renew = false});
+      auto [taken, none] = co_await b.async_try_lock(name, {}, tuple);
+      BOOST_TEST(taken == error::lock_taken);
+      auto l = co_await b.async_lock(name, {.ttl = 5s, .wait = 5s});
+      co_await b.async_unlock(l);
+   }());
+   auto const ma = a.metrics(), mb = b.metrics();
+   BOOST_TEST(ma.acquisitions == 1u);
+   BOOST_TEST(ma.votes.size() == 1u);
+   BOOST_TEST(ma.votes[0].node == srv.url());
+   BOOST_TEST(ma.votes[0].yes == 1u);
+   BOOST_TEST(mb.acquisitions == 1u);
+   BOOST_TEST(failures(mb, error::lock_taken) == 1u);
+   BOOST_TEST(mb.votes[0].no >= 2u);  // the try, and the waiter's first attempt
+   BOOST_TEST(mb.wakes.ttl_timer >= 1u);
+   BOOST_TEST(mb.wait.count == 1u);
+   BOOST_TEST(mb.wait.sum > 0.5);  // it waited for most of a's second
+   BOOST_TEST(mb.hold.count == 1u);
+   auto const text = locksmith::to_prometheus(mb);
+   auto const t = locksmith::test::parse_prometheus(text);
+   BOOST_TEST(*t.value("locksmith_acquisitions_total") == 1);
+   BOOST_TEST(*t.value("locksmith_lock_failures_total", {{"error", "lock_taken"}}) == 1);
+   BOOST_TEST(*t.value("locksmith_lock_wait_seconds_count") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_lease_is_counted_and_logged)
+{
+   log_lines log;
+   locksmith::client c{ioc.get_executor(), log.into(cfg())};
+   auto const name = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto l = co_await c.async_lock(name, {.ttl = 400ms});
+         srv.pause();
+         auto [ec] = co_await l.async_wait_lost(asio::cancel_after(5s, tuple));
+         BOOST_TEST(!ec);
+         srv.resume();
+         auto [unlocked] = co_await c.async_unlock(l, tuple);
+         BOOST_TEST(unlocked == error::lease_lost);
+      }(),
+      10s);
+   auto const m = c.metrics();
+   BOOST_TEST(m.leases_lost == 1u);
+   BOOST_TEST(m.renewal_failures >= 1u);
+   BOOST_TEST(m.hold.count == 1u);
+   BOOST_TEST(log.count(log_level::error, "lease '" + name + "'") == 1u, log.all());
+   BOOST_TEST(log.count(log_level::warning, "renewal of '" + name + "' failed") >= 1u, log.all());
+}
+
+BOOST_AUTO_TEST_CASE(a_noscript_fallback_is_logged)
+{
+   log_lines log;
+   locksmith::client c{ioc.get_executor(), log.into(cfg())};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name);  // the scripts are loaded by now
+      srv.command({"SCRIPT", "FLUSH"});
+      co_await c.async_unlock(l);
+   }());
+   BOOST_TEST(log.count(log_level::info, srv.url() + ": NOSCRIPT") == 1u, log.all());
+}
+
+BOOST_AUTO_TEST_CASE(a_node_in_restart_quarantine_is_logged)
+{
+   log_lines log;
+   auto quarantined = cfg();
+   quarantined.restart_quarantine = 30s;  // the server has just started
+   locksmith::client c{ioc.get_executor(), log.into(quarantined)};
+   run(ioc, [&]() -> asio::awaitable<void> {
+      BOOST_TEST(co_await eventually([&] {
+                    return log.count(log_level::warning, srv.url() + ": restarted recently") == 1;
+                 }),
+                 log.all());
+   }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(observability_redlock, servers_fixture, *needs_redis_server())
+
+// A dead node of three costs no quorum; the log says so once, at warning, and names it without
+// its password; its votes are counted as failed or missing.
+BOOST_AUTO_TEST_CASE(a_dead_node_is_logged_once_without_its_password)
+{
+   start(3);
+   auto cfg = test_config({});
+   for (auto const& s : servers) {
+      s->command({"ACL", "SETUSER", "locker", "on", ">s3cret-pw", "~*", "&*", "+@all"});
+      cfg.nodes.push_back("redis://locker:s3cret-pw@127.0.0.1:" + std::to_string(s->port()));
+   }
+   log_lines log;
+   locksmith::client c{ioc.get_executor(), log.into(cfg)};
+   auto const dead = "redis://locker:***@127.0.0.1:" + std::to_string(servers[2]->port());
+   constexpr int cycles = 5;
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto const name = unique_key();
+      auto first = co_await c.async_lock(name);  // connected everywhere
+      co_await c.async_unlock(first);
+      servers[2]->kill();
+      for (int i = 0; i < cycles; ++i) {
+         auto l = co_await c.async_lock(name);
+         co_await c.async_unlock(l);
+      }
+      // The timed-out calls of the dead node answer after the quorum's decision.
+      co_await eventually([&] { return log.count(log_level::warning, "timed out") > 0; });
+   }());
+   BOOST_TEST_MESSAGE(log.all());
+   BOOST_TEST(log.all().find("s3cret-pw") == std::string::npos, log.all());
+   for (auto const& [level, line] : log.lines)
+      if (level >= log_level::warning)
+         BOOST_TEST(line.starts_with(dead), line);
+   // Warned once per thing that went wrong, not once per call or reconnection attempt: each
+   // connection lost, and the calls that time out.
+   BOOST_TEST(log.count(log_level::warning, "a call timed out") == 1u, log.all());
+   BOOST_TEST(log.count(log_level::warning, dead + " (commands)") == 1u, log.all());
+   BOOST_TEST(log.count(log_level::warning, dead + " (pub/sub)") == 1u, log.all());
+   auto const m = c.metrics();
+   BOOST_TEST(m.acquisitions == std::uint64_t{cycles + 1});
+   BOOST_TEST_REQUIRE(m.votes.size() == 3u);
+   BOOST_TEST(m.votes[2].node == dead);
+   // Every attempt counts once per node: a vote, or none when the quorum was decided before it.
+   for (auto const& v : m.votes)
+      BOOST_TEST(v.yes + v.no + v.failed + v.none == std::uint64_t{cycles + 1});
+   BOOST_TEST(m.votes[2].yes <= 1u);
+   BOOST_TEST(m.votes[0].failed + m.votes[1].failed == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

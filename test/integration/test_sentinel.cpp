@@ -1,0 +1,226 @@
+// A Sentinel-managed master as a node (redis+sentinel://), and replica safety
+// (config::wait_replicas), against real processes: a master, its replica and three Sentinels.
+#include "support/integration.hpp"
+#include "support/sentinel_group.hpp"
+
+#include <string>
+
+namespace {
+
+using locksmith::test::sentinel_group;
+using locksmith::test::wait_until;
+
+struct sentinel_fixture {
+   sentinel_group group;
+   asio::io_context ioc;
+
+   void teardown() { locksmith::test::expect_no_work_left(ioc); }
+
+   // A generous node timeout: the WAIT behind a script must answer within it on a loaded machine.
+   locksmith::config cfg(unsigned replicas = 0) const
+   {
+      auto c = test_config({group.url()}, 500ms);
+      c.wait_replicas = replicas;
+      return c;
+   }
+};
+
+// A master and its replica, without Sentinels, and clients that ask for one replica.
+struct replicated_fixture {
+   locksmith::test::temp_dir dir{"locksmith-replica"};
+   redis_server master{locksmith::test::master_args(dir.path.string())};
+   redis_server replica{locksmith::test::replica_of(master, dir.path.string())};
+   asio::io_context ioc;
+
+   replicated_fixture()
+   {
+      auto const synced = [this] {
+         return replica.text({"INFO", "replication"}).find("master_link_status:up") !=
+                std::string::npos;
+      };
+      if (!wait_until(synced, 10s))
+         throw std::runtime_error("the replica did not sync with its master within 10 s");
+   }
+   void teardown() { locksmith::test::expect_no_work_left(ioc); }
+
+   locksmith::config cfg() const
+   {
+      auto c = test_config({master.url()}, 500ms);
+      c.wait_replicas = 1;
+      c.replica_timeout = 100ms;
+      return c;
+   }
+};
+
+// What a try of `name` answers once the client reaches its node (anything but
+// quorum_unreachable, which it answers while it reconnects), trying for at most 20 s.
+asio::awaitable<error_code> answer_of(locksmith::client& c, std::string const& name)
+{
+   auto const until = clock_type::now() + 20s;
+   asio::steady_timer pause{co_await asio::this_coro::executor};
+   for (;;) {
+      auto [ec, l] = co_await c.async_try_lock(name, {.ttl = 10s}, tuple);
+      if (ec != error::quorum_unreachable || clock_type::now() >= until)
+         co_return ec;
+      pause.expires_after(50ms);
+      co_await pause.async_wait(asio::use_awaitable);
+   }
+}
+
+bool mentions(std::string const& text, std::string const& what)
+{
+   return text.find(what) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(sentinel, sentinel_fixture, *needs_redis_server())
+
+// Lock and unlock through the Sentinels; kill -9 the master; once they promote the replica, the
+// keys that had reached it are there (and a lease on one is renewed there), the one that had not
+// is gone and its lease is reported lost, and locking works again, through the new master.
+BOOST_AUTO_TEST_CASE(locks_follow_a_failover_and_a_lease_whose_key_was_lost_is_lost)
+{
+   locksmith::client plain{ioc.get_executor(), cfg()}, safe{ioc.get_executor(), cfg(1)};
+   auto const kept = unique_key(), renewed = unique_key(), missed = unique_key(),
+              other = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto first = co_await plain.async_lock(other, {.ttl = 10s});
+         BOOST_TEST(group.master().text({"GET", lock_key(other)}) == first.token());
+         co_await plain.async_unlock(first);
+
+         // Granted once the replica had it (WAIT 1), so no replication lag can hide it.
+         auto k = co_await safe.async_lock(kept, {.ttl = 30s, .renew = false});
+         BOOST_TEST(group.replica().text({"GET", lock_key(kept)}) == k.token());
+         // Renewed, and seen on the replica before it is cut off.
+         auto r = co_await plain.async_lock(renewed, {.ttl = 10s});
+         BOOST_TEST(co_await eventually(
+            [&] {
+               return group.replica().text({"GET", lock_key(renewed)}) == r.token();
+            },
+            5s));
+
+         // From now on the master's writes stop at the master.
+         group.cut_replica_link();
+         auto m = co_await plain.async_lock(missed, {.ttl = 10s});
+         BOOST_TEST(group.replica().text({"GET", lock_key(missed)}) == "(nil)");
+         locksmith::report diag;
+         auto [short_ec, none] = co_await safe.async_try_lock(other, {.ttl = 10s}, diag, tuple);
+         BOOST_TEST(short_ec == error::not_enough_replicas);
+         BOOST_TEST(mentions(diag.message(), "WAIT: 0 of 1 replicas"), diag.message());
+
+         group.master().kill();
+         auto const killed_at = clock_type::now();
+         auto const promoted = co_await eventually(
+            [&] { return group.names_master(group.replica().port()); }, 30s, 50ms);
+         BOOST_TEST_REQUIRE(promoted);
+         BOOST_TEST_MESSAGE("failover: " << to_ms(clock_type::now() - killed_at) << " ms");
+         BOOST_TEST(group.replica().text({"GET", lock_key(kept)}) == k.token());
+         BOOST_TEST(group.replica().text({"GET", lock_key(missed)}) == "(nil)");
+         // The dead master answers nothing: a later valid_until is a renewal by the new one.
+         auto const before = r.valid_until();
+         BOOST_TEST(co_await eventually([&] { return r.valid_until() > before; }, 15s));
+         BOOST_TEST(!r.lost());
+
+         // Its renewal finds no key on the new master: lost, not silently kept.
+         auto [lost_ec] = co_await m.async_wait_lost(asio::cancel_after(30s, tuple));
+         BOOST_TEST(!lost_ec, lost_ec.message());
+         BOOST_TEST(m.lost());
+         BOOST_TEST_MESSAGE(
+            "seen lost " << to_ms(clock_type::now() - killed_at) << " ms after the kill, "
+                         << to_ms(m.valid_until() - clock_type::now()) << " ms before valid_until");
+         auto [unlock_ec] = co_await plain.async_unlock(m, tuple);
+         BOOST_TEST(unlock_ec == error::lease_lost);
+
+         auto again = co_await plain.async_lock(missed, {.ttl = 10s, .wait = 20s});
+         BOOST_TEST(group.replica().text({"GET", lock_key(missed)}) == again.token());
+         co_await plain.async_unlock(again);
+         // The new master has no replica left: a lock that asks for one cannot be had (once
+         // this client, too, is through to the new master).
+         BOOST_TEST(co_await answer_of(safe, other) == error::not_enough_replicas);
+         co_await plain.async_unlock(r);
+         co_await safe.async_unlock(k);
+         BOOST_TEST(group.replica().text({"EXISTS", lock_key(kept)}) == "0");
+      }(),
+      90s);
+}
+
+// The master the Sentinels name is made a replica behind their back: its READONLY answer is no
+// server error that ends the wait (unexpected_reply) but a node to ask the Sentinels for again.
+BOOST_AUTO_TEST_CASE(a_readonly_answer_is_a_failed_vote_not_a_server_error)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 10s});
+      co_await c.async_unlock(l);
+      group.replica().command({"REPLICAOF", "NO", "ONE"});
+      group.master().command({"REPLICAOF", "127.0.0.1", std::to_string(group.replica().port())});
+      locksmith::report diag;
+      auto [ec, none] = co_await c.async_try_lock(name, {.ttl = 10s}, diag, tuple);
+      BOOST_TEST(ec == error::quorum_unreachable);
+      BOOST_TEST(mentions(diag.message(), "READONLY"), diag.message());
+   }());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(replica_safety, replicated_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(a_lock_and_its_renewal_count_once_the_replica_has_them)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 10s});
+      BOOST_TEST(replica.text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_extend(l, 20s);
+      BOOST_TEST(std::stoll(replica.text({"PTTL", lock_key(name)})) > 10'000);
+      co_await c.async_unlock(l);
+   }());
+}
+
+BOOST_AUTO_TEST_CASE(with_the_replica_stopped_a_lock_fails_with_not_enough_replicas)
+{
+   locksmith::client c{ioc.get_executor(), cfg()}, holder{ioc.get_executor(), cfg()};
+   auto const name = unique_key(), held = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto h = co_await holder.async_lock(held, {.ttl = 10s, .renew = false});
+         replica.pause();
+         locksmith::report diag;
+         auto [ec, l] = co_await c.async_try_lock(name, {.ttl = 10s}, diag, tuple);
+         BOOST_TEST(ec == error::not_enough_replicas);
+         BOOST_TEST(!l.held());
+         BOOST_TEST(mentions(diag.message(), "WAIT: 0 of 1 replicas acknowledged within 100 ms"),
+                    diag.message());
+         // The key it set on the master is released, as after any failed attempt.
+         BOOST_TEST(co_await eventually(
+            [&] {
+               return master.text({"EXISTS", lock_key(name)}) == "0";
+            },
+            5s));
+         // Waiting does not help while the replica stays behind.
+         auto [waited_ec, w] = co_await c.async_lock(name, {.ttl = 10s, .wait = 300ms}, tuple);
+         BOOST_TEST(waited_ec == error::not_enough_replicas);
+         // A lock held by another is still lock_taken: a refusal writes nothing to replicate.
+         auto [taken_ec, t] = co_await c.async_try_lock(held, {.ttl = 10s}, tuple);
+         BOOST_TEST(taken_ec == error::lock_taken);
+         // Nor does a renewal count without the replica.
+         auto [extend_ec] = co_await holder.async_extend(h, 10s, tuple);
+         BOOST_TEST(extend_ec == error::not_enough_replicas);
+
+         replica.resume();
+         auto back = co_await c.async_lock(name, {.ttl = 10s, .wait = 5s});
+         BOOST_TEST(replica.text({"GET", lock_key(name)}) == back.token());
+         co_await c.async_unlock(back);
+         co_await holder.async_extend(h, 10s);
+         co_await holder.async_unlock(h);
+      }(),
+      20s);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

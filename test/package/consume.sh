@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Builds one of the consumer projects beside this script as an outside project would use locksmith,
+# then runs it against a redis-server of its own (it locks and unlocks once).
+#
+#   consume.sh find_package|fetch_content SOURCE_DIR LOCKSMITH_BUILD_DIR WORK_DIR INITIAL_CACHE
+#
+# find_package: installs LOCKSMITH_BUILD_DIR (already built) into WORK_DIR/prefix, afresh, and
+# finds it there. fetch_content: pulls SOURCE_DIR in with FetchContent, which builds the library
+# again. INITIAL_CACHE (cmake -C) carries the compiler, its launcher, its flags and the prefix path
+# of Boost from locksmith's own build. The consumer's build in WORK_DIR/build is kept between runs.
+# Exits 77 (skipped) after the build when redis-server is not installed.
+set -euo pipefail
+mode=$1 source_dir=$2 locksmith_build=$3 work=$4 cache=$5
+mkdir -p "$work"
+options=()
+case $mode in
+  find_package)
+    rm -rf "$work/prefix"
+    cmake --install "$locksmith_build" --prefix "$work/prefix" >"$work/install.log"
+    options=(-Dlocksmith_ROOT="$work/prefix")
+    ;;
+  fetch_content) options=(-DLOCKSMITH_SOURCE_DIR="$source_dir") ;;
+  *) echo "consume.sh: no consumer $mode" >&2; exit 64 ;;
+esac
+echo "consume.sh: configuring and building the $mode consumer in $work/build"
+cmake -S "$source_dir/test/package/$mode" -B "$work/build" -C "$cache" "${options[@]}" >/dev/null
+cmake --build "$work/build" --target consumer -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+
+command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
+  echo "consume.sh: redis-server or redis-cli not in PATH: built the consumer, not run"
+  exit 77
+}
+
+# A redis-server on a free loopback port: a port that another server holds makes ours exit, and
+# the one that answers must be ours.
+server=
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; wait' EXIT
+ours() { redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' | grep -qx "process_id:$server"; }
+for _ in $(seq 20); do
+  port=$((20000 + RANDOM % 30000))
+  redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no >"$work/redis.log" &
+  server=$!
+  for _ in $(seq 500); do
+    ours && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.01
+  done
+  ours && break
+  kill "$server" 2>/dev/null || true
+  server=
+done
+[ -n "$server" ] || { echo "consume.sh: could not start redis-server" >&2; exit 1; }
+
+"$work/build/consumer" "redis://127.0.0.1:$port"
+left=$(redis-cli -p "$port" exists 'locksmith:{package/consumer}' | tr -d '\r')
+[ "$left" = 0 ] || { echo "consume.sh: the consumer left its lock key" >&2; exit 1; }
+echo "consume.sh: the $mode consumer locked and unlocked"

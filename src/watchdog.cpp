@@ -111,7 +111,6 @@ void watchdog::on_timer()
       return;
    auto const now = clock::now();
    auto const horizon = now + batch_window;
-   auto const node_timeout = ctx_.cfg.node_timeout;
    std::vector<std::pair<clock::time_point, lease_state*>> later;
    while (!queue_.empty() && queue_.begin()->first <= horizon) {
       auto& st = *queue_.begin()->second;
@@ -124,23 +123,10 @@ void watchdog::on_timer()
             later.emplace_back(st.valid_until, &st);
          continue;
       }
-      auto const f = facts(st, node_timeout);
-      auto const step = on_wake(f, now);
-      // A lost lease stays in Redis (unless it is gone already) until the holder, having
-      // stopped its work, unlocks: released now, it would let the next holder in while that
-      // work may still run.
-      if (step == renewal_step::lose) {
-         st.end(status::lost);
-         continue;
-      }
-      if (step == renewal_step::sleep) {
-         later.emplace_back(loss_deadline(f), &st);
-         continue;
-      }
-      // The holder's own extension may have moved the renewal later.
-      auto const wake = next_wake(f, now);
-      if (!st.failing && wake > horizon) {
-         later.emplace_back(wake, &st);
+      clock::time_point wake;
+      if (!due(st, now, wake)) {
+         if (st.st == status::held)
+            later.emplace_back(wake, &st);
          continue;
       }
       if (renewed_in_batches(st.kind))
@@ -152,6 +138,26 @@ void watchdog::on_timer()
       schedule(*st, at);
    renew_next();
    arm();
+}
+
+bool watchdog::due(lease_state& st, clock::time_point now, clock::time_point& wake)
+{
+   auto const f = facts(st, ctx_.cfg.node_timeout);
+   auto const step = on_wake(f, now);
+   // A lost lease stays in Redis (unless it is gone already) until the holder, having stopped
+   // its work, unlocks: released now, it would let the next holder in while that work may still
+   // run.
+   if (step == renewal_step::lose) {
+      st.end(status::lost);
+      return false;
+   }
+   if (step == renewal_step::sleep) {
+      wake = loss_deadline(f);
+      return false;
+   }
+   // The holder's own extension may have moved the renewal later.
+   wake = next_wake(f, now);
+   return st.failing || wake <= now + batch_window;
 }
 
 void watchdog::renew_next()
@@ -169,14 +175,11 @@ void watchdog::renew_next()
       if (st.st != status::held)
          continue;  // ended while it waited for its turn
       // Waiting may have taken it past the last moment a renewal could start.
-      auto const f = facts(st, ctx_.cfg.node_timeout);
-      auto const step = on_wake(f, now);
-      if (step == renewal_step::lose)
-         st.end(status::lost);
-      else if (step == renewal_step::sleep)
-         schedule(st, loss_deadline(f));
-      else
+      clock::time_point wake;
+      if (due(st, now, wake))
          batch.push_back(std::move(due_[taken]));
+      else if (st.st == status::held)
+         schedule(st, wake);
    }
    due_.erase(due_.begin(), due_.begin() + static_cast<long>(taken));
    if (!batch.empty())

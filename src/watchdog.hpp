@@ -60,6 +60,9 @@ private:
    void schedule(lease_state& st, clock::time_point at);
    void arm();
    void on_timer();
+   /// Whether a renewed lease is to be renewed now. If not, it is lost (ended here) or waits
+   /// until `wake`.
+   bool due(lease_state& st, clock::time_point now, clock::time_point& wake);
    void renew_next();
    void renew(std::vector<std::shared_ptr<lease_state>> batch);
    void settle(std::vector<std::shared_ptr<lease_state>> const& batch,

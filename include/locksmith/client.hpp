@@ -171,8 +171,8 @@ public:
    /// When another coroutine of this client waits for the same name, the lease is handed to it
    /// instead: the unlock completes at once with success and no I/O, and the waiter takes the
    /// key over (a new token and a higher fencing token) in one round trip; should it fail to, it
-   /// releases the key. At most 4 handovers in a row: then the name is released in Redis, so
-   /// that other processes get their turn.
+   /// releases the key. Never twice in a row: a lease that was handed over is released in Redis,
+   /// so that other processes get their turn.
    ///
    /// Signature: `void(error_code)`. Errors:
    /// @li error::not_held: the lease is empty, or was already released.

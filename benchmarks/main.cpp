@@ -48,6 +48,7 @@ struct options {
    std::string spin_interval = "100ms", spin_jitter = "100ms";
    bool json = false;
    bool no_renew = false;
+   bool fair = false;
    std::string plot;
    int nodes = 5;            // quorum: redis-servers to start
    std::vector<int> frozen;  // quorum: K of each run; empty: 0, 1 and 2
@@ -183,6 +184,7 @@ std::vector<run_spec> plan(options const& o)
    base.spin_interval = duration_of(o.spin_interval, "--spin-interval");
    base.spin_jitter = duration_of(o.spin_jitter, "--spin-jitter");
    base.renew = !o.no_renew;
+   base.fair = o.fair;
    base.node_timeout = node_timeout_of(o);
    auto const run_id = detail::random_token().substr(0, 8);
    std::vector<run_spec> runs;
@@ -190,6 +192,10 @@ std::vector<run_spec> plan(options const& o)
       if (on_request(sname))
          continue;
       auto const sc = scenario_of(sname);
+      if (o.fair && sc != scenario::uncontended && sc != scenario::independent &&
+          sc != scenario::contended && sc != scenario::handoff)
+         throw CLI::ValidationError("--fair",
+                                    "the fair lock is a lock: not with --scenario " + sname);
       std::vector<milliseconds> holds;
       for (auto const& h : o.holds)
          holds.push_back(duration_of(h, "--hold"));
@@ -200,8 +206,9 @@ std::vector<run_spec> plan(options const& o)
       if (sc != scenario::contended && sc != scenario::semaphore && sc != scenario::rwlock &&
           sc != scenario::reentrant)
          strategies.push_back(strategy::raw);
+      // A fair lock never spins: its rows are subscribe's.
       for (auto const& st : o.strategies)
-         if (strategy_of(st) != strategy::raw)
+         if (strategy_of(st) != strategy::raw && !(o.fair && strategy_of(st) == strategy::spin))
             strategies.push_back(strategy_of(st));
       for (auto hold : holds)
          for (auto st : strategies) {
@@ -323,6 +330,9 @@ void add_options(CLI::App& app, options& o)
                   "spin: retry interval (default 100ms, the library's)");
    app.add_option("--spin-jitter", o.spin_jitter,
                   "spin: most random extra delay (default 100ms, the library's)");
+   app.add_flag("--fair", o.fair,
+                "Take a fair lock (lock_options::fair; uncontended, independent, contended and "
+                "handoff only): its rows say strategy \"fair\", and there is no spin row");
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");
    app.add_option("--nodes", o.nodes, "quorum: redis-servers to start (default 5)")

@@ -104,7 +104,7 @@ void judge(summary& s)
       s.target = "acquisitions_per_s_vs_raw >= 0.6";
       if (s.rate_vs_raw)
          s.target_met = *s.rate_vs_raw >= 0.6;
-   } else if (s.scenario == "handoff" && s.strategy == "subscribe") {
+   } else if (s.scenario == "handoff" && (s.strategy == "subscribe" || s.strategy == "fair")) {
       s.target = "handoff_p50_us <= 150";
       if (s.handoff_us.p50)
          s.target_met = *s.handoff_us.p50 <= 150;
@@ -121,7 +121,8 @@ summary summarize(run_result& r, summary const* raw, summary const* spin)
 {
    summary s;
    s.scenario = name_of(r.spec.sc);
-   s.strategy = name_of(r.spec.st);
+   s.fair = r.spec.fair && r.spec.st == strategy::subscribe;
+   s.strategy = s.fair ? "fair" : name_of(r.spec.st);
    s.workers = r.spec.workers;
    s.processes = r.spec.processes;
    s.hold_ms = static_cast<double>(r.spec.hold.count());
@@ -213,8 +214,10 @@ std::string to_json(summary const& s)
       field("spin_interval_ms", number(*s.spin_interval_ms));
       field("spin_jitter_ms", number(*s.spin_jitter_ms));
    }
-   if (s.strategy != "raw")
+   if (s.strategy != "raw") {
       field("renew", s.renew ? "true" : "false");
+      field("fair", s.fair ? "true" : "false");
+   }
    if (!s.error.empty())
       field("first_error", json_string(s.error));
    if (!s.target.empty()) {

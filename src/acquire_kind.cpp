@@ -11,6 +11,9 @@ void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kin
 {
    if (diag)
       *diag = report{};
+   // A lock asked for fair is the fair lock (lock_options::fair).
+   if (opts.fair && kind.what == lease_kind::of::lock)
+      kind.what = lease_kind::of::fair;
    // Each completion holds the core, which the coroutine uses, until the operation is done.
    spawn(core->executor(), core->lock(std::move(name), std::move(opts), false, diag, kind),
          std::move(h), [core](lease_handler h, std::exception_ptr e, client_core::lock_result r) {

@@ -188,8 +188,10 @@ asio::awaitable<client_core::lock_result> client_core::take(std::string name, lo
       co_return lock_result{ctx_.config_error, {}};
    if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
       co_return lock_result{ec, {}};
-   if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()))
-      co_return lock_result{error::invalid_argument, {}};  // nobody could enter; or no owner
+   // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
+   if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
+       opts.fair != (kind.what == lease_kind::of::fair))
+      co_return lock_result{error::invalid_argument, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
    auto const deadline =

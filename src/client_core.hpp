@@ -60,7 +60,8 @@ public:
    boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
                                             report* diag)
    {
-      return lock(std::move(name), std::move(opts), try_only, diag, lease_kind{});
+      lease_kind kind{opts.fair ? lease_kind::of::fair : lease_kind::of::lock};
+      return lock(std::move(name), std::move(opts), try_only, diag, std::move(kind));
    }
    boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,

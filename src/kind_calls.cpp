@@ -56,7 +56,7 @@ std::string owner_token(std::string const& owner)
 
 bool renewed_in_batches(lease_kind const& kind) noexcept
 {
-   return kind.what == of::lock || kind.what == of::write;
+   return kind.what == of::lock || kind.what == of::fair || kind.what == of::write;
 }
 
 std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes)
@@ -73,6 +73,12 @@ std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::str
       return acquire_call(prefix, name, token, ttl, nodes > 1, takes_over);
    if (kind.what == of::reentrant)
       return reentrant_call(reentrant_acquire_script(), kind, prefix, name, token, ttl);
+   if (kind.what == of::fair)
+      return std::make_shared<script_call>(
+         fair_acquire_script(),
+         std::vector<std::string>{lock_key(prefix, name), fence_key(prefix, name),
+                                  queue_key(prefix, name), queue_deadlines_key(prefix, name)},
+         std::vector<std::string>{token, ms(ttl), ms(ttl + fence_linger), ms(fair_entry_ttl)});
    std::vector<std::string> keys{holder_key(kind, prefix, name), fence_key(prefix, name)};
    std::vector<std::string> args{token, ms(ttl), ms(ttl + fence_linger)};
    script const* code = &set_acquire_script();
@@ -98,7 +104,7 @@ std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::stri
                                                std::string const& name, std::string const& token,
                                                milliseconds ttl, std::size_t nodes)
 {
-   if (kind.what == of::lock || kind.what == of::write)
+   if (renewed_in_batches(kind))
       return extend_call(prefix, name, token, ttl);
    if (kind.what == of::reentrant)
       return reentrant_call(reentrant_extend_script(), kind, prefix, name, token, ttl);
@@ -115,6 +121,13 @@ std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::str
 {
    if (kind.what == of::lock || kind.what == of::write)
       return release_call(prefix, name, token);
+   if (kind.what == of::fair)
+      return std::make_shared<script_call>(
+         fair_release_script(),
+         std::vector<std::string>{lock_key(prefix, name), queue_key(prefix, name),
+                                  queue_deadlines_key(prefix, name)},
+         std::vector<std::string>{token, release_channel(prefix, name),
+                                  std::string{handoff_prefix}});
    if (kind.what == of::reentrant)
       return std::make_shared<script_call>(
          reentrant_release_script(),

@@ -139,6 +139,75 @@ return 1
 )lua";
 }
 
+// The fair lock's queue: the list of waiting tokens in arrival order (`queue`, a key) and their
+// deadlines (`deadlines`). Starts from the server's clock, as prelude(), and drops the waiters
+// whose deadline has passed: dead ones, or ones that gave up without a word.
+std::string queue_prelude(std::string_view queue, std::string_view deadlines)
+{
+   std::string const q{queue};
+   std::string const d{deadlines};
+   return "local t = redis.call('TIME')\n"
+          "local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+          "local dead = redis.call('ZRANGEBYSCORE', " +
+          d + ", '-inf', now)\nfor i = 1, #dead do redis.call('LREM', " + q +
+          ", 1, dead[i]) end\n"
+          "if #dead > 0 then redis.call('ZREMRANGEBYSCORE', " +
+          d + ", '-inf', now) end\n";
+}
+
+// Takes the token out of the queue, if it is in it.
+std::string leave_queue(std::string_view queue, std::string_view deadlines)
+{
+   return "if redis.call('ZREM', " + std::string{deadlines} +
+          ", ARGV[1]) == 1 then redis.call('LREM', " + std::string{queue} + ", 1, ARGV[1]) end\n";
+}
+
+std::string fair_acquire_text()
+{
+   // Ours when the release handed the key to us, or when it is free and nobody waits before us
+   // (a holder that expired hands nothing over: the head of the queue takes the key then).
+   return queue_prelude("KEYS[3]", "KEYS[4]") + R"lua(
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] or (not holder and (redis.call('LINDEX', KEYS[3], 0) or ARGV[1]) == ARGV[1]) then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+)lua" + leave_queue("KEYS[3]", "KEYS[4]") +
+          std::string{mint_fence} + R"lua(
+end
+local entry = tonumber(ARGV[4])
+if not redis.call('ZSCORE', KEYS[4], ARGV[1]) then redis.call('RPUSH', KEYS[3], ARGV[1]) end
+redis.call('ZADD', KEYS[4], now + entry, ARGV[1])
+redis.call('PEXPIRE', KEYS[3], entry)
+redis.call('PEXPIRE', KEYS[4], entry)
+local left = holder and redis.call('PTTL', KEYS[1]) or -2
+local pause = math.floor(entry / 4)
+if left < 0 or left > pause then left = pause end
+return {0, left}
+)lua";
+}
+
+// A holder hands the key to the head of the queue, for as long as the head's entry lives, and
+// wakes it alone; a waiter that gives up leaves the queue (-1), and hands a free key on in the
+// same way if it was first in line, so that the next one need not wait for its next try.
+std::string fair_release_text()
+{
+   return queue_prelude("KEYS[2]", "KEYS[3]") + leave_queue("KEYS[2]", "KEYS[3]") + R"lua(
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return -1 end
+local head = redis.call('LINDEX', KEYS[2], 0)
+if head then
+  local left = tonumber(redis.call('ZSCORE', KEYS[3], head)) - now
+  redis.call('SET', KEYS[1], head, 'PX', math.max(1, left))
+  redis.call('PUBLISH', ARGV[2], ARGV[3] .. head)
+  if holder then return 1 end
+  return -1
+end
+if not holder then return -1 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], ARGV[1])
+return 1
+)lua";
+}
+
 // Each script is built once, at its first use, and its text stays for the program's life.
 template <std::string (*Text)()>
 script const& built_once(std::string_view name, script_role role)
@@ -173,6 +242,16 @@ script const& set_release_script()
 script const& write_acquire_script()
 {
    return built_once<write_acquire_text>("write acquire", script_role::acquire);
+}
+
+script const& fair_acquire_script()
+{
+   return built_once<fair_acquire_text>("fair acquire", script_role::acquire);
+}
+
+script const& fair_release_script()
+{
+   return built_once<fair_release_text>("fair release", script_role::release);
 }
 
 script const& reentrant_acquire_script()

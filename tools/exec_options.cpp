@@ -44,7 +44,7 @@ constexpr char const* exit_codes_help = R"(Exit status:
 constexpr char const* synopsis = R"(
   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
-                 [--permits N | --shared | --exclusive] [--wait-replicas N]
+                 [--fair | --permits N | --shared | --exclusive] [--wait-replicas N]
                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 )";
 
@@ -89,6 +89,10 @@ Only CMD itself is signalled, not the processes it starts: a script should exec 
 command, or pass SIGTERM on.
 
 Other primitives, with the same renewal, loss and exit codes:
+--fair: K is a fair lock: waiters of every process queue in Redis in arrival order, and a
+release hands K straight to the first of them (no barging). A waiter keeps its place by asking
+again every 500ms or sooner (whatever --strategy says), leaves the queue when it gives up (exit
+75, or a signal), and loses its place 2s after it died. Every user of K must pass --fair.
 --permits N: K is a semaphore of N permits; CMD runs while it holds one, and at most N
 commands hold one at once. Every user of K must pass the same N. With several --redis nodes a
 permit needs more than nodes*N/(N+1) of them (4 of 5 for N = 2 or 3), not a majority.
@@ -177,9 +181,13 @@ void add_exec_options(CLI::App& exec, exec_args& a)
          ->type_name("N")
          ->check(CLI::PositiveNumber);
    auto* shared = exec.add_flag("--shared", a.shared, "Hold K as a reader of a read-write lock");
-   exec.add_flag("--exclusive", a.exclusive, "Hold K as the writer of a read-write lock")
+   exec.add_flag("--fair", a.fair, "K is a fair lock: waiters take it in their order of arrival")
       ->excludes(permits)
       ->excludes(shared);
+   exec.add_flag("--exclusive", a.exclusive, "Hold K as the writer of a read-write lock")
+      ->excludes(permits)
+      ->excludes(shared)
+      ->excludes("--fair");
    shared->excludes(permits);
    exec.add_option("CMD", a.command, "The command to run under the lock, after \"--\"")
       ->type_name("ARGS")
@@ -252,7 +260,8 @@ exec_settings to_settings(exec_args& a)
    locksmith::lock_options opts{.ttl = ttl,
                                 .wait = duration_arg("--wait", a.wait),
                                 .max_hold = max_hold,
-                                .loss_margin = grace};
+                                .loss_margin = grace,
+                                .fair = a.fair};
    if (a.strategy == "spin")
       opts.strategy = locksmith::wait_strategy::spin{};
    if (a.tls_cert.empty() != a.tls_key.empty())

@@ -50,6 +50,7 @@ struct exec_args {
    std::size_t permits = 0;     // 0: not a semaphore
    bool shared = false;         // the read side of a read-write lock
    bool exclusive = false;      // the write side of a read-write lock
+   bool fair = false;           // a fair lock (lock_options::fair)
    std::vector<std::string> command;
 };
 

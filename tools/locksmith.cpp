@@ -4,10 +4,11 @@
 //
 //   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
 //                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
-//                  [--permits N | --shared | --exclusive]
+//                  [--fair | --permits N | --shared | --exclusive]
 //                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 //
-// --permits N holds one of N permits of the semaphore K; --shared and --exclusive hold K as a
+// --fair takes K as a fair lock (waiters served in their order of arrival); --permits N holds
+// one of N permits of the semaphore K; --shared and --exclusive hold K as a
 // reader or as the writer of a read-write lock (see --help).
 //
 // Takes the lock K on the Redis node(s) (one URL: a single-instance lock; several independent
@@ -203,7 +204,8 @@ asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_ar
    locksmith::report diag;
    auto token =
       asio::bind_cancellation_slot(s.stop_locking.slot(), asio::as_tuple(asio::use_awaitable));
-   // The lock, a permit or a side of a read-write lock (--permits, --shared, --exclusive).
+   // The lock (--fair: a fair one), a permit or a side of a read-write lock (--permits, --shared,
+   // --exclusive).
    auto [ec, lease] =
       co_await locksmith::detail::initiate_acquire(client, token, set.kind, a.key, set.opts, &diag);
    if (ec || s.caught != 0) {

@@ -138,6 +138,29 @@ BOOST_AUTO_TEST_CASE(a_reentrant_hold_is_a_member_of_the_holds_beside_the_owners
    BOOST_TEST(r->args.back() == owner_token("request-42"));
 }
 
+BOOST_AUTO_TEST_CASE(a_fair_lock_queues_beside_the_lock_key_and_is_renewed_as_a_lock)
+{
+   lease_kind const fair{of::fair};
+   BOOST_TEST(!fair.shared());
+   BOOST_TEST(renewed_in_batches(fair));
+   auto const a = acquire_call(fair, "p:", "n", "t", 1000ms, 5);
+   BOOST_TEST(a->code == &fair_acquire_script());
+   BOOST_TEST(keys_of(a) == (std::vector<std::string>{"p:{n}", "p:{n}:fence", queue_key("p:", "n"),
+                                                      queue_deadlines_key("p:", "n")}));
+   BOOST_TEST(a->args.front() == "t");
+   BOOST_TEST(a->args.back() == std::to_string(fair_entry_ttl.count()));
+   BOOST_TEST(a->quorum == 0u);  // the majority
+   BOOST_TEST(extend_call(fair, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
+   auto const r = release_call(fair, "p:", "n", "t");
+   BOOST_TEST(r->code == &fair_release_script());
+   BOOST_TEST(keys_of(r) == (std::vector<std::string>{"p:{n}", queue_key("p:", "n"),
+                                                      queue_deadlines_key("p:", "n")}));
+   BOOST_TEST(r->args == (std::vector<std::string>{"t", release_channel("p:", "n"),
+                                                   std::string{handoff_prefix}}));
+   BOOST_TEST((fair_acquire_script().role == script_role::acquire));
+   BOOST_TEST((fair_release_script().role == script_role::release));
+}
+
 BOOST_AUTO_TEST_CASE(an_owner_token_is_32_hex_characters_the_same_for_the_same_owner)
 {
    auto const t = owner_token("request-42");
@@ -150,7 +173,8 @@ BOOST_AUTO_TEST_CASE(an_owner_token_is_32_hex_characters_the_same_for_the_same_o
 BOOST_AUTO_TEST_CASE(every_key_of_a_name_shares_its_hash_tag)
 {
    for (auto const& k :
-        {readers_key("p:", "n"), writer_waiting_key("p:", "n"), holds_key("p:", "n")})
+        {readers_key("p:", "n"), writer_waiting_key("p:", "n"), holds_key("p:", "n"),
+         queue_key("p:", "n"), queue_deadlines_key("p:", "n")})
       BOOST_TEST(k.starts_with("p:{n}"));
 }
 

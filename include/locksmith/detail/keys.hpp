@@ -51,6 +51,19 @@ inline std::string writer_waiting_key(std::string_view prefix, std::string_view 
    return lock_key(prefix, name).append(":writer_waiting");
 }
 
+/// The fair lock's queue of waiters in arrival order, a list of tokens: `prefix{name}:queue`.
+inline std::string queue_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":queue");
+}
+
+/// The deadlines of the fair lock's waiters, a sorted set of token → deadline (ms, server clock)
+/// that each waiter keeps moving while it waits: `prefix{name}:queue_deadlines`.
+inline std::string queue_deadlines_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":queue_deadlines");
+}
+
 }  // namespace locksmith::detail
 
 #endif

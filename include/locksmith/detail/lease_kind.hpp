@@ -7,13 +7,14 @@
 
 namespace locksmith::detail {
 
-/// What a lease holds: the exclusive lock (client::async_lock), a permit of a semaphore
+/// What a lease holds: the exclusive lock (client::async_lock), the fair lock (the same with
+/// lock_options::fair), a permit of a semaphore
 /// (semaphore.hpp), a side of a read-write lock (rw_lock.hpp), or a hold of a reentrant lock
 /// (reentrant_lock.hpp). It picks the scripts that take,
 /// renew and give the lease back, and the quorum; the rest of the machinery (fan-out, waiting,
 /// watchdog, release) is the same for all.
 struct lease_kind {
-   enum class of { lock, permit, read, write, reentrant };
+   enum class of { lock, fair, permit, read, write, reentrant };
    of what = of::lock;
    std::size_t permits = 1;  // of::permit: how many holders at once
    std::string owner{};      // of::reentrant: who holds; never empty

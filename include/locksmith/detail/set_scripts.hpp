@@ -1,12 +1,15 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-// The scripts of leases that several holders share: a semaphore's permits and a read-write
-// lock's readers, each holder a member of a sorted set (token → expiry in ms on the server's
-// clock), and the read-write lock's writer. Their replies have the shapes of the lock's scripts
+// The scripts of the lease kinds other than the plain lock: those that several holders share (a
+// semaphore's permits and a read-write lock's readers, each holder a member of a sorted set,
+// token → expiry in ms on the server's clock), the read-write lock's writer, the fair lock's
+// queue and the reentrant lock's holds. Their replies have the shapes of the lock's scripts
 // (scripts.hpp), and are parsed by the same functions.
 #ifndef LOCKSMITH_DETAIL_SET_SCRIPTS_HPP
 #define LOCKSMITH_DETAIL_SET_SCRIPTS_HPP
 
 #include <locksmith/detail/scripts.hpp>
+
+#include <string_view>
 
 namespace locksmith::detail {
 
@@ -36,6 +39,25 @@ script const& set_release_script();
 /// expires, at most the longest pause, so that a waiting writer tries again (and keeps the key
 /// set) before it expires.
 script const& write_acquire_script();
+
+/// The fair lock's scripts. KEYS: lock key, fence key, queue, queue deadlines (release: lock
+/// key, queue, queue deadlines). ARGV: token, ttl ms, fence key ttl ms, entry ttl ms (release:
+/// token, release channel, handoff_prefix).
+/// Both first drop the waiters whose deadline has passed. Acquire: the key is ours when it holds
+/// our token (the release handed it to us) or when it is free and the queue is empty or starts
+/// with us: sets it for the ttl, leaves the queue, mints a fence: `{1, fence}`. Else joins the
+/// queue at its end, or stays in its place, with the deadline now + entry ttl (both queue keys
+/// live that long), and answers `{0, t}`: the holder's PTTL, at most a quarter of the entry ttl,
+/// so that the waiter tries again, and so keeps its place, in time.
+/// Release: leaves the queue (a waiter that gives up: -1); a holder (1) then hands the key to
+/// the queue's head, for as long as its entry lives, and publishes handoff_prefix + its token,
+/// which wakes that waiter only; with nobody waiting, deletes the key and publishes the token.
+/// A free key is handed to the head in the same way (the head's own try would take it).
+script const& fair_acquire_script();
+script const& fair_release_script();
+
+/// What a fair release publishes before the token it hands the key to.
+inline constexpr std::string_view handoff_prefix = "to:";
 
 /// The reentrant lock's scripts. KEYS: lock key, fence key, holds set (release: lock key, holds
 /// set). ARGV: hold token, ttl ms, fence key ttl ms, owner token (release: hold token, release

@@ -11,6 +11,7 @@
 //   locksmith-bench --scenario handoff --plot /tmp/handoff.png
 //   locksmith-bench --scenario quorum --nodes 5 --frozen 0,2 --json
 //   locksmith-bench --scenario renewal --leases 10000 --duration 30s --json
+//   locksmith-bench --scenario semaphore,rwlock,reentrant --strategy subscribe --json
 #include "plot.hpp"
 #include "mutex.hpp"
 #include "quorum.hpp"
@@ -47,6 +48,7 @@ struct options {
    std::string spin_interval = "100ms", spin_jitter = "100ms";
    bool json = false;
    bool no_renew = false;
+   bool fair = false;
    std::string plot;
    int nodes = 5;            // quorum: redis-servers to start
    std::vector<int> frozen;  // quorum: K of each run; empty: 0, 1 and 2
@@ -107,13 +109,14 @@ milliseconds node_timeout_of(options const& o)
 
 scenario scenario_of(std::string const& s)
 {
-   for (auto sc :
-        {scenario::uncontended, scenario::independent, scenario::contended, scenario::handoff})
+   for (auto sc : {scenario::uncontended, scenario::independent, scenario::contended,
+                   scenario::handoff, scenario::semaphore, scenario::rwlock, scenario::reentrant})
       if (name_of(sc) == s)
          return sc;
    throw CLI::ValidationError("--scenario", "unknown scenario '" + s +
                                                "' (uncontended, independent, contended, "
-                                               "handoff, quorum, renewal)");
+                                               "handoff, quorum, renewal, mutex, semaphore, "
+                                               "rwlock, reentrant)");
 }
 
 strategy strategy_of(std::string const& s)
@@ -137,6 +140,10 @@ int default_workers(scenario sc)
       return 2;
    case scenario::quorum:
       return 1;
+   case scenario::semaphore:
+   case scenario::rwlock:
+   case scenario::reentrant:
+      return 12;
    }
    return 1;
 }
@@ -147,6 +154,9 @@ int default_processes(scenario sc, int workers)
 {
    switch (sc) {
    case scenario::contended:
+   case scenario::semaphore:
+   case scenario::rwlock:
+   case scenario::reentrant:
       return std::min(workers, 4);
    case scenario::handoff:
       return std::min(workers, 16);
@@ -157,7 +167,9 @@ int default_processes(scenario sc, int workers)
 
 milliseconds default_hold(scenario sc)
 {
-   return sc == scenario::contended ? 1ms : 0ms;
+   bool const held = sc == scenario::contended || sc == scenario::semaphore ||
+                     sc == scenario::rwlock || sc == scenario::reentrant;
+   return held ? 1ms : 0ms;
 }
 
 // Every (scenario, hold, strategy) to run, in order. The raw floor runs first in each scenario but
@@ -172,6 +184,7 @@ std::vector<run_spec> plan(options const& o)
    base.spin_interval = duration_of(o.spin_interval, "--spin-interval");
    base.spin_jitter = duration_of(o.spin_jitter, "--spin-jitter");
    base.renew = !o.no_renew;
+   base.fair = o.fair;
    base.node_timeout = node_timeout_of(o);
    auto const run_id = detail::random_token().substr(0, 8);
    std::vector<run_spec> runs;
@@ -179,16 +192,23 @@ std::vector<run_spec> plan(options const& o)
       if (on_request(sname))
          continue;
       auto const sc = scenario_of(sname);
+      if (o.fair && sc != scenario::uncontended && sc != scenario::independent &&
+          sc != scenario::contended && sc != scenario::handoff)
+         throw CLI::ValidationError("--fair",
+                                    "the fair lock is a lock: not with --scenario " + sname);
       std::vector<milliseconds> holds;
       for (auto const& h : o.holds)
          holds.push_back(duration_of(h, "--hold"));
       if (holds.empty() || sc == scenario::uncontended)
          holds = {sc == scenario::uncontended ? 0ms : default_hold(sc)};
       std::vector<strategy> strategies;
-      if (sc != scenario::contended)
+      // The raw floor has no semaphore, read-write or reentrant lock, and would spin in contended.
+      if (sc != scenario::contended && sc != scenario::semaphore && sc != scenario::rwlock &&
+          sc != scenario::reentrant)
          strategies.push_back(strategy::raw);
+      // A fair lock never spins: its rows are subscribe's.
       for (auto const& st : o.strategies)
-         if (strategy_of(st) != strategy::raw)
+         if (strategy_of(st) != strategy::raw && !(o.fair && strategy_of(st) == strategy::spin))
             strategies.push_back(strategy_of(st));
       for (auto hold : holds)
          for (auto st : strategies) {
@@ -275,23 +295,28 @@ void add_options(CLI::App& app, options& o)
    app.add_option("--redis", o.urls,
                   "Redis node URL (repeat for RedLock); default: start a redis-server")
       ->delimiter(',');
-   app.add_option("--scenario", o.scenarios,
-                  "uncontended,independent,contended,handoff (default: these four); "
-                  "quorum, renewal, mutex (only when named)")
+   app.add_option(
+         "--scenario", o.scenarios,
+         "uncontended,independent,contended,handoff (default: these four); "
+         "quorum, renewal, mutex, semaphore (3 permits), rwlock (1 writer in 4), reentrant (only "
+         "when named)")
       ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
       ->delimiter(',');
    app.add_option("--workers", o.workers,
-                  "Workers (default: independent 64, contended 16, handoff 2)")
+                  "Workers (default: independent 64, contended 16, handoff 2, semaphore, rwlock "
+                  "and reentrant 12)")
       ->check(CLI::Range(1, max_workers));
-   app.add_option("--processes", o.processes,
-                  "Spread the workers over N processes (default: contended min(workers,4), handoff "
-                  "min(workers,16), else 1)")
+   app.add_option(
+         "--processes", o.processes,
+         "Spread the workers over N processes (default: contended, semaphore, rwlock, reentrant "
+         "min(workers,4), handoff "
+         "min(workers,16), else 1)")
       ->check(CLI::Range(1, max_workers));
    app.add_option("--hold", o.holds,
                   "How long a worker holds the lock; a comma list runs each (default: "
-                  "contended 1ms, else 0)")
+                  "contended, semaphore, rwlock and reentrant 1ms, else 0)")
       ->delimiter(',');
    app.add_option("--duration", o.duration,
                   "Measure phase of each run (default 3s); renewal: the hold (default 30s)");
@@ -305,6 +330,9 @@ void add_options(CLI::App& app, options& o)
                   "spin: retry interval (default 100ms, the library's)");
    app.add_option("--spin-jitter", o.spin_jitter,
                   "spin: most random extra delay (default 100ms, the library's)");
+   app.add_flag("--fair", o.fair,
+                "Take a fair lock (lock_options::fair; uncontended, independent, contended and "
+                "handoff only): its rows say strategy \"fair\", and there is no spin row");
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");
    app.add_option("--nodes", o.nodes, "quorum: redis-servers to start (default 5)")

@@ -104,7 +104,7 @@ void judge(summary& s)
       s.target = "acquisitions_per_s_vs_raw >= 0.6";
       if (s.rate_vs_raw)
          s.target_met = *s.rate_vs_raw >= 0.6;
-   } else if (s.scenario == "handoff" && s.strategy == "subscribe") {
+   } else if (s.scenario == "handoff" && (s.strategy == "subscribe" || s.strategy == "fair")) {
       s.target = "handoff_p50_us <= 150";
       if (s.handoff_us.p50)
          s.target_met = *s.handoff_us.p50 <= 150;
@@ -121,7 +121,8 @@ summary summarize(run_result& r, summary const* raw, summary const* spin)
 {
    summary s;
    s.scenario = name_of(r.spec.sc);
-   s.strategy = name_of(r.spec.st);
+   s.fair = r.spec.fair && r.spec.st == strategy::subscribe;
+   s.strategy = s.fair ? "fair" : name_of(r.spec.st);
    s.workers = r.spec.workers;
    s.processes = r.spec.processes;
    s.hold_ms = static_cast<double>(r.spec.hold.count());
@@ -145,6 +146,10 @@ summary summarize(run_result& r, summary const* raw, summary const* spin)
    s.client_cpu_us_per_acquisition = per(r.client_cpu_ms, n, 1000.0);
    s.overlaps = r.overlaps;
    s.failures = r.failures;
+   if (r.spec.sc == scenario::semaphore)
+      s.permits = static_cast<std::int64_t>(r.spec.permits);
+   if (r.spec.sc == scenario::semaphore || r.spec.sc == scenario::rwlock)
+      s.most_holders = r.most_holders;
    s.error = r.first_error;
    if (raw && raw->scenario == s.scenario && r.spec.st != strategy::raw) {
       if (raw->cycle_us.p50 && s.cycle_us.p50)
@@ -201,12 +206,18 @@ std::string to_json(summary const& s)
    field("client_cpu_us_per_acquisition", json_number(s.client_cpu_us_per_acquisition));
    field("overlaps", std::to_string(s.overlaps));
    field("failures", std::to_string(s.failures));
+   if (s.most_holders) {
+      field("permits", json_int(s.permits));
+      field("most_holders_at_once", json_int(s.most_holders));
+   }
    if (s.spin_interval_ms) {
       field("spin_interval_ms", number(*s.spin_interval_ms));
       field("spin_jitter_ms", number(*s.spin_jitter_ms));
    }
-   if (s.strategy != "raw")
+   if (s.strategy != "raw") {
       field("renew", s.renew ? "true" : "false");
+      field("fair", s.fair ? "true" : "false");
+   }
    if (!s.error.empty())
       field("first_error", json_string(s.error));
    if (!s.target.empty()) {

@@ -29,6 +29,7 @@ struct summary {
    std::int64_t per_process_min = 0, per_process_max = 0;
    std::optional<double> client_cpu_us_per_acquisition;
    std::int64_t overlaps = 0, failures = 0;
+   std::optional<std::int64_t> permits, most_holders;  // semaphore; most_holders also rwlock
    std::string error;
    std::optional<double> cycle_p50_vs_raw;  // when the same scenario's raw row ran first
    std::optional<double> rate_vs_raw;       // acquisitions_per_s over the raw row's
@@ -40,6 +41,7 @@ struct summary {
    std::optional<bool> target_met;
    std::optional<double> spin_interval_ms, spin_jitter_ms;
    bool renew = true;
+   bool fair = false;  // the strategy then reads "fair"
    bool sane = false;
 };
 

@@ -15,8 +15,8 @@ std::string_view name_of(scenario s)
 {
    // In the order of the enumerators; the static_assert catches one added without a name.
    constexpr std::string_view names[] = {"uncontended", "independent", "contended", "handoff",
-                                         "quorum"};
-   static_assert(std::size(names) == static_cast<std::size_t>(scenario::quorum) + 1);
+                                         "quorum",      "semaphore",   "rwlock",    "reentrant"};
+   static_assert(std::size(names) == static_cast<std::size_t>(scenario::reentrant) + 1);
    auto const i = static_cast<std::size_t>(s);
    return i < std::size(names) ? names[i] : "?";
 }

@@ -21,7 +21,10 @@ enum class scenario {
    independent,
    contended,
    handoff,
-   quorum  // RedLock over nodes of which the last `frozen` are paused (SIGSTOP) while measuring
+   quorum,     // RedLock over nodes of which the last `frozen` are paused (SIGSTOP) while measuring
+   semaphore,  // every worker takes one of `permits` permits of one name
+   rwlock,     // one worker in `write_every` takes one name's write side, the others its read side
+   reentrant   // every worker takes one name for its own owner id, and takes it again inside
 };
 enum class strategy { raw, spin, subscribe };
 
@@ -42,8 +45,11 @@ struct run_spec {
    milliseconds spin_interval{100};
    milliseconds spin_jitter{100};
    bool renew = true;               // lock_options::renew (the watchdog)
+   bool fair = false;               // lock_options::fair (the lock scenarios only)
    milliseconds node_timeout{50};   // config::node_timeout
    int frozen = 0;                  // quorum: how many of the nodes (the last ones) are paused
+   std::size_t permits = 3;         // semaphore: holders at once
+   int write_every = 4;             // rwlock: workers 0, write_every, 2 × write_every... write
    std::vector<std::string> nodes;  // Redis URLs
    std::string prefix;              // key prefix, unique to the run
 };
@@ -67,7 +73,10 @@ struct shared_block {
       std::atomic<std::int64_t> released{0};  // releases so far
       std::atomic<int> released_by{0};
       std::atomic<std::int64_t> released_at{0};
+      std::atomic<int> holders{0};  // semaphore: permits held; rwlock: readers
+      std::atomic<int> writers{0};  // rwlock
    };
+   std::atomic<int> most_holders{0};  // semaphore and rwlock: the most holders of a key at once
    key_state keys[max_workers];
 
    /// Since when each worker has been waiting in async_lock (0: it is not).

@@ -202,6 +202,7 @@ run_result run_once(run_spec const& spec, std::optional<pid_t> server, progress_
    collect(children, out);
    out.seconds = std::chrono::duration<double>(t1 - t0).count();
    out.overlaps = shm->overlaps.load();
+   out.most_holders = shm->most_holders.load();
    unmap_shared_block(shm);
    count_commands(out, calls_before, calls_after);
    if (cpu_before && cpu_after)

@@ -29,6 +29,7 @@ struct run_result {
    std::int64_t failures = 0;
    std::string first_error;
    std::int64_t overlaps = 0;
+   int most_holders = 0;  // semaphore and rwlock: the most holders of the key at once
    std::optional<std::int64_t> commands;  // INFO commandstats delta, without INFO itself, of the
                                           // nodes not frozen
    std::optional<std::int64_t> requests;  // the same without the commands that scripts ran

@@ -5,6 +5,7 @@
 #include "cpu.hpp"
 
 #include <locksmith/locksmith.hpp>
+#include <locksmith/detail/acquire_kind.hpp>
 #include <locksmith/detail/quorum.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -32,7 +33,7 @@ constexpr auto stop_poll = 2ms;
 // means a bug, not a slow machine.
 lock_options bench_options(run_spec const& spec)
 {
-   lock_options o{.ttl = 10s, .wait = 60s, .renew = spec.renew};
+   lock_options o{.ttl = 10s, .wait = 60s, .renew = spec.renew, .fair = spec.fair};
    if (spec.st == strategy::spin)
       o.strategy = wait_strategy::spin{.interval = spec.spin_interval, .jitter = spec.spin_jitter};
    else
@@ -45,9 +46,73 @@ int key_index_of(run_spec const& spec, int worker_id)
    return spec.sc == scenario::independent ? worker_id : 0;
 }
 
+using of = detail::lease_kind::of;
+
+// What the worker takes: a permit, a side of a read-write lock, or the lock.
+detail::lease_kind kind_of(run_spec const& spec, int worker_id)
+{
+   if (spec.sc == scenario::semaphore)
+      return {of::permit, spec.permits};
+   if (spec.sc == scenario::rwlock)
+      return {worker_id % spec.write_every == 0 ? of::write : of::read};
+   if (spec.sc == scenario::reentrant)
+      return {of::reentrant, 1, "worker-" + std::to_string(worker_id)};
+   return {};
+}
+
+// Counts a holder in at its key and checks the bound of what it took: a lock or a writer alone,
+// a reader beside no writer, a permit beside fewer than `permits` others. False when broken.
+bool count_in(process_ctx& c, worker const& w)
+{
+   auto& key = c.shm.keys[w.key_index];
+   auto const kind = kind_of(c.spec, w.id);
+   if (kind.what == of::lock || kind.what == of::reentrant) {
+      int expected = 0;
+      return key.holder.compare_exchange_strong(expected, w.id + 1);
+   }
+   if (kind.what == of::write)
+      return key.writers.fetch_add(1) == 0 && key.holders.load() == 0;
+   int const now = key.holders.fetch_add(1) + 1;
+   for (int most = c.shm.most_holders.load(); now > most;)
+      if (c.shm.most_holders.compare_exchange_weak(most, now))
+         break;
+   return kind.what == of::read ? key.writers.load() == 0 : now <= static_cast<int>(kind.permits);
+}
+
+void count_out(process_ctx& c, worker const& w)
+{
+   auto& key = c.shm.keys[w.key_index];
+   auto const kind = kind_of(c.spec, w.id);
+   if (kind.what == of::lock || kind.what == of::reentrant) {
+      int expected = w.id + 1;
+      key.holder.compare_exchange_strong(expected, 0);
+   } else {
+      (kind.what == of::write ? key.writers : key.holders).fetch_sub(1);
+   }
+}
+
+// reentrant: the holder takes the name again for its owner, which must succeed at once, and
+// gives that hold back; the first hold keeps the lock.
+asio::awaitable<void> reenter(process_ctx& c, client& cli, worker& w,
+                              detail::lease_kind const& kind)
+{
+   auto opts = bench_options(c.spec);
+   opts.wait = 0ms;
+   auto token = use_tuple;
+   auto [ec, inner] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts, nullptr);
+   if (ec) {
+      fail(c, "re-entry: " + ec.message());
+      co_return;
+   }
+   auto [uec] = co_await cli.async_unlock(inner, use_tuple);
+   if (uec)
+      fail(c, "release of the re-entry: " + uec.message());
+}
+
 asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
 {
    auto const opts = bench_options(c.spec);
+   auto const kind = kind_of(c.spec, w.id);
    bool const handoff = c.spec.sc == scenario::handoff;
    if (handoff)
       co_await think(c, w);
@@ -55,8 +120,9 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
       auto const start = now_ns();
       c.shm.waiting_since[w.id] = start;
       w.locking = true;
-      auto [ec, held] = co_await cli.async_lock(
-         w.name, opts, asio::bind_cancellation_slot(w.cancel.slot(), use_tuple));
+      // (async_lock for the lock: it goes through the same initiation.)
+      auto token = asio::bind_cancellation_slot(w.cancel.slot(), use_tuple);
+      auto [ec, held] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts, nullptr);
       w.locking = false;
       auto const acquired = now_ns();
       c.shm.waiting_since[w.id] = 0;
@@ -69,6 +135,8 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
       }
       bool const counted = measuring(c);
       enter_critical(c, w, start, acquired, counted);
+      if (kind.what == of::reentrant)
+         co_await reenter(c, cli, w, kind);
       if (c.spec.hold.count() > 0)
          co_await sleep_for(c.spec.hold);
       if (handoff)
@@ -183,8 +251,7 @@ void enter_critical(process_ctx& c, worker const& w, std::int64_t wait_start, st
                     bool counted)
 {
    auto& key = c.shm.keys[w.key_index];
-   int expected = 0;
-   if (!key.holder.compare_exchange_strong(expected, w.id + 1))
+   if (!count_in(c, w))
       c.shm.overlaps.fetch_add(1);
    key.taken.fetch_add(1);
    if (!counted)
@@ -203,8 +270,7 @@ void leave_critical(process_ctx& c, worker const& w)
    auto& key = c.shm.keys[w.key_index];
    key.released_at = now_ns();
    key.released_by = w.id + 1;
-   int expected = w.id + 1;
-   key.holder.compare_exchange_strong(expected, 0);
+   count_out(c, w);
    key.released.fetch_add(1);
 }
 

@@ -3,7 +3,7 @@
 # processes that the benchmark starts itself; prints the table and writes the handoff plot.
 # With no arguments it then runs issue 9's two in-process shapes: a handoff among 16 coroutines
 # of one process, and 16 coroutines of one process contending with hold 0 (spin against
-# subscribe). Each row shows its ratios to the baseline of the same run and, where issue 9 sets
+# subscribe), and the fair lock's handoff and contention. Each row shows its ratios to the baseline of the same run and, where issue 9 sets
 # one, whether its target is met (column `target`). Arguments go to locksmith-bench instead (for
 # example --json, or --scenario handoff), and only that run is made.
 set -euo pipefail
@@ -20,3 +20,6 @@ echo
 echo "In one process (the local queue hands the name over):"
 "$bench" --scenario handoff --workers 16 --processes 1 --strategy subscribe
 "$bench" --scenario contended --workers 16 --processes 1 --hold 0ms
+echo
+echo "The fair lock (lock_options::fair: a release hands the lock to the first in Redis's queue):"
+"$bench" --scenario handoff,contended --fair

@@ -1,7 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "acquire_engine.hpp"
 
-#include "calls.hpp"
+#include "kind_calls.hpp"
 #include "release.hpp"
 #include "verdicts.hpp"
 
@@ -44,7 +44,7 @@ acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_
 
 asio::awaitable<acquire_engine::result>
 acquire_engine::acquire(std::string const& name, lock_options const& opts, bool no_wait,
-                        clock::time_point deadline, report* diag,
+                        clock::time_point deadline, report* diag, lease_kind const& kind,
                         local_queue::handover const* handed)
 {
    auto const channel = release_channel(ctx_.cfg.prefix, name);
@@ -58,19 +58,47 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       release_on(ctx_, name, handed->token, where, handed->until);
       handed = nullptr;
    };
+   // Only the lock's acquire script takes a handed key over: another kind gives it back first.
+   if (handed && kind.what != lease_kind::of::lock)
+      let_go(nullptr);
+   // A fair lock keeps its place in the queues: one token for all its tries (see below), woken
+   // only by a release that hands the key to that token, and never by spinning.
+   bool const fair = kind.what == lease_kind::of::fair;
+   std::string token;
+   std::vector<bool> const everywhere(ctx_.nodes.size(), true);
+   fanout_result const nothing{};
+   auto give_up = [&](fanout_result const& r, clock::time_point until) {
+      // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
+      if (fair)
+         release_on(ctx_, name, token, everywhere, until, kind);
+      else
+         release_where_taken(ctx_, name, token, r, until, kind);
+      listener_.forget_handoff(token);
+      token.clear();
+   };
+   // How long what a try sent may live: its key, or a fair waiter's entry (or key handed to it).
+   auto const lives = fair ? std::max(opts.ttl, fair_entry_ttl) : opts.ttl;
+   auto const* spin = fair ? nullptr : std::get_if<wait_strategy::spin>(&opts.strategy);
    for (;;) {
       if (ctx_.stopped || co_await cancelled()) {
          if (handed)
             let_go(nullptr);
+         if (!token.empty())
+            give_up(nothing, clock::now() + lives);
          co_return result{asio::error::operation_aborted, {}};
       }
-      // A fresh token per attempt: a release of an earlier attempt that is late (NOSCRIPT, then
-      // EVAL) can never remove what this one takes.
-      auto token = random_token();
+      // A fresh token per attempt (a fair lock's: per attempt that may have taken a key, see
+      // below): a release of an earlier attempt that is late (NOSCRIPT, then EVAL) can never
+      // remove what this one takes.
+      if (token.empty()) {
+         token = random_token();
+         if (fair)
+            listener_.await_handoff(token);
+      }
       auto const seen = listener_.events(channel);
       auto const t0 = clock::now();
-      auto const call = acquire_call(ctx_.cfg.prefix, name, token, opts.ttl, ctx_.nodes.size() > 1,
-                                     handed ? &handed->token : nullptr);
+      auto const call = acquire_call(kind, ctx_.cfg.prefix, name, token, opts.ttl,
+                                     ctx_.nodes.size(), handed ? &handed->token : nullptr);
       auto [ec, r] =
          co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
       describe(r, ctx_.nodes, diag);
@@ -79,24 +107,33 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       if (handed)
          let_go(ec ? nullptr : &r);
       if (ec) {
-         release_where_taken(ctx_, name, token, r,
-                             t0 + opts.ttl);  // cancelled: the SET may have landed anyway
+         give_up(r, t0 + lives);  // the SET may have landed anyway
          co_return result{ec, {}};
       }
       ctx_.tel.votes("acquire", name, r, ctx_.nodes);
       error_code lost = lost_reason(r);
       if (r.decision == outcome::won) {
-         if (auto until = valid_until(t0, clock::now(), opts.ttl, drift))
-            co_return result{error_code{}, won{std::move(token), highest_fence(r), t0, *until,
-                                               may_hold_key(r, ctx_.nodes.size())}};
+         if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
+            listener_.forget_handoff(token);
+            co_return result{error_code{},
+                             won{std::move(token), highest_fence(r), t0, *until,
+                                 fair ? everywhere : may_hold_key(r, ctx_.nodes.size())}};
+         }
          lost = error::validity_expired;
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
-      release_where_taken(ctx_, name, token, r, t0 + opts.ttl);
-      retry_context const next{
-         name, channel, seen, std::get_if<wait_strategy::spin>(&opts.strategy), no_wait, deadline};
-      if (auto ec = co_await wait_to_retry(lost, r, next))
-         co_return result{ec, {}};
+      // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;
+      // one that some did (a split vote, or a won attempt too late) gives all of it back and
+      // queues again, with a new token.
+      if (!fair || r.count(vote::yes) > 0)
+         give_up(r, t0 + lives);
+      retry_context const next{name, channel, seen, spin, no_wait, deadline};
+      auto const waited = co_await wait_to_retry(lost, r, next);
+      if (waited) {
+         if (!token.empty())
+            give_up(r, clock::now() + lives);
+         co_return result{waited, {}};
+      }
    }
 }
 

@@ -11,6 +11,7 @@
 #include "local_queue.hpp"
 #include "release_listener.hpp"
 
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/report.hpp>
 
@@ -46,10 +47,12 @@ public:
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only
    /// contender in the process (local_queue::enter), and the arguments outlive the operation.
-   /// With `handed` (a lease that a local holder passed on), the first try takes its key over;
+   /// `kind` picks the scripts and the quorum. With `handed` (a plain lock's lease that a local
+   /// holder passed on; only `kind` lock can take one over), the first try takes its key over;
    /// whatever of it that try does not take over is released.
    boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
                                           bool no_wait, clock::time_point deadline, report* diag,
+                                          lease_kind const& kind,
                                           local_queue::handover const* handed = nullptr);
 
 private:

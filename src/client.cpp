@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include <locksmith/client.hpp>
+#include <locksmith/detail/acquire_kind.hpp>
 
 #include "client_core.hpp"
 #include "spawn.hpp"
@@ -55,16 +56,12 @@ metrics_snapshot client::metrics() const
 
 void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
 {
-   if (diag)
-      *diag = report{};
-   // Each completion holds the core, which the coroutine uses, until the operation is done.
-   spawn(core_->executor(), core_->lock(std::move(name), std::move(opts), false, diag),
-         std::move(h),
-         [core = core_](lock_handler h, std::exception_ptr e, detail::client_core::lock_result r) {
-            if (e)
-               return std::move(h)(code_of(e), lease{});
-            std::move(h)(r.ec, std::move(r.held));
-         });
+   detail::async_acquire_kind(core_, {}, std::move(name), std::move(opts), diag, std::move(h));
+}
+
+std::shared_ptr<detail::client_core> const& detail::core_of(client const& c) noexcept
+{
+   return c.core_;
 }
 
 void client::async_unlock_impl(lease* l, report* diag, done_handler h)

@@ -129,17 +129,38 @@ metrics_snapshot client_core::metrics() const
    return ctx_.tel.snapshot(ctx_.nodes);
 }
 
+bool client_core::holds_as(std::string const& name, lease_kind const& kind)
+{
+   auto it = reentrant_.find(name);
+   if (kind.what != lease_kind::of::reentrant || it == reentrant_.end())
+      return false;
+   // Forget the holds that ended; the name with them once none is left.
+   std::erase_if(it->second, [](std::weak_ptr<lease_state> const& w) {
+      auto st = w.lock();
+      return !st || st->st != lease_state::status::held;
+   });
+   bool const held = std::any_of(it->second.begin(), it->second.end(),
+                                 [&](auto const& w) { return w.lock()->kind.owner == kind.owner; });
+   if (it->second.empty())
+      reentrant_.erase(it);
+   return held;
+}
+
 void client_core::leave_slot(std::string const& name) noexcept
 {
    if (queue_.leave(name))
       listener_.release(release_channel(ctx_.cfg.prefix, name));
 }
 
-lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts)
+lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
+                         lease_kind const& kind)
 {
    auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence,
                                            w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
+   st->kind = kind;
+   if (kind.shared())
+      st->leave_slot();  // others may hold it with us: the next local contender goes on
    st->renew = opts.renew;
    st->loss_margin = opts.loss_margin;
    if (opts.max_hold.count() > 0)
@@ -148,17 +169,18 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    return lease{std::move(st)};
 }
 
-asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts,
-                                                            bool try_only, report* diag)
+asio::awaitable<client_core::lock_result>
+client_core::lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind)
 {
    auto const start = clock::now();
-   auto r = co_await take(std::move(name), std::move(opts), try_only, diag);
+   auto r = co_await take(std::move(name), std::move(opts), try_only, diag, kind);
    ctx_.tel.lock_done(r.ec, clock::now() - start);
    co_return r;
 }
 
 asio::awaitable<client_core::lock_result> client_core::take(std::string name, lock_options opts,
-                                                            bool try_only, report* diag)
+                                                            bool try_only, report* diag,
+                                                            lease_kind const& kind)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
@@ -166,26 +188,42 @@ asio::awaitable<client_core::lock_result> client_core::take(std::string name, lo
       co_return lock_result{ctx_.config_error, {}};
    if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
       co_return lock_result{ec, {}};
+   // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
+   if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
+       opts.fair != (kind.what == lease_kind::of::fair))
+      co_return lock_result{error::invalid_argument, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
    auto const deadline =
       clock::now() + (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
-   if (no_wait && queue_.busy(name))
-      co_return lock_result{error::lock_taken, {}};  // held or contended by this process
-   // Only one coroutine per process and name contends in Redis; the others queue here. One that
-   // a local unlock hands the name to tries at once: that release has been answered, and the
-   // waiters of other processes learn of it at the same moment, from its message. One that is
-   // handed the lease itself takes its key over in one round trip.
+   // The owner's next hold does not queue behind this process's other contenders for the name:
+   // they wait for the owner, which would then wait for them.
+   bool const reentry = holds_as(name, kind);
    std::optional<local_queue::handover> handed;
-   if (auto ec = co_await queue_.enter(name, deadline, handed))
-      co_return lock_result{ec, {}};
-   slot_guard guard{*this, name};
+   if (!reentry) {
+      if (no_wait && queue_.busy(name))
+         co_return lock_result{error::lock_taken, {}};  // held or contended by this process
+      // Only one coroutine per process and name contends in Redis; the others queue here. One
+      // that a local unlock hands the name to tries at once: that release has been answered, and
+      // the waiters of other processes learn of it at the same moment, from its message. One
+      // that is handed the lease itself (only a plain lock's, see unlock) takes its key over in
+      // one round trip.
+      if (auto ec = co_await queue_.enter(name, deadline, handed))
+         co_return lock_result{ec, {}};
+   }
+   slot_guard guard{*this, name, reentry};
    auto const* takes_over = handed ? &*handed : nullptr;
-   auto [ec, won] = co_await acquire_.acquire(name, opts, no_wait, deadline, diag, takes_over);
+   auto [ec, won] =
+      co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind, takes_over);
    if (ec)
       co_return lock_result{ec, {}};
    guard.kept = true;
-   co_return lock_result{error_code{}, grant(name, std::move(won), opts)};
+   auto held = grant(name, std::move(won), opts, kind);
+   if (reentry)
+      held.state()->in_slot = false;  // the first hold has the name's place, not this one
+   if (kind.what == lease_kind::of::reentrant)
+      reentrant_[name].push_back(held.state());
+   co_return lock_result{error_code{}, std::move(held)};
 }
 
 asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)
@@ -195,8 +233,10 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
    // A coroutine of this process waits for the name: hand it the lease, whose key it takes over
    // in one round trip, instead of a release and a new acquire (two, and a message). Only a lease
    // still held and valid, and at most local_queue::max_handovers times in a row.
-   if (st && st->st == lease_state::status::held && st->in_slot && !ctx_.stopped &&
-       clock::now() < st->valid_until &&
+   // Only a plain lock's lease is handed over: the other kinds' keys are not the lock's (a
+   // permit, a reader), or their scripts do not take a key over (a writer, a reentrant hold).
+   if (st && st->kind.what == lease_kind::of::lock && st->st == lease_state::status::held &&
+       st->in_slot && !ctx_.stopped && clock::now() < st->valid_until &&
        queue_.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
       st->in_slot = false;  // the name went with the lease
       st->end(lease_state::status::released);

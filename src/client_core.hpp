@@ -26,6 +26,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace locksmith::detail {
@@ -51,8 +52,17 @@ public:
       lease held;
    };
    /// Validates, queues behind the process's other contenders for the name, then acquires.
+   /// `kind`: what the lease holds; a shared kind's holder leaves the queue at once.
    boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
-                                            report* diag);
+                                            report* diag, lease_kind kind);
+   /// The lock's. A plain function, not a default argument: a lease_kind has a destructor, and
+   /// GCC 12 destroys such a temporary twice when it stands in the caller's co_await expression.
+   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
+                                            report* diag)
+   {
+      lease_kind kind{opts.fair ? lease_kind::of::fair : lease_kind::of::lock};
+      return lock(std::move(name), std::move(opts), try_only, diag, std::move(kind));
+   }
    boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
                                              std::chrono::milliseconds ttl, report* diag);
@@ -70,16 +80,24 @@ public:
    bool stopped() const noexcept { return ctx_.stopped; }
 
 private:
+   // `kind` by reference: it lives in lock()'s frame, and no lease_kind temporary stands in
+   // lock()'s co_await expression (see lock() above).
    boost::asio::awaitable<lock_result> take(std::string name, lock_options opts, bool try_only,
-                                            report* diag);
-   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts);
+                                            report* diag, lease_kind const& kind);
+   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
+               lease_kind const& kind);
    release_listener::links listener_links();
    void halt();
+   // True when this process holds the name for kind.owner (a reentrant kind), by a lease not
+   // ended yet.
+   bool holds_as(std::string const& name, lease_kind const& kind);
 
    client_context ctx_;
    release_listener listener_;
    local_queue queue_;
    acquire_engine acquire_;
+   // The reentrant holds of this process, by name (weak: a hold ends with its lease).
+   std::unordered_map<std::string, std::vector<std::weak_ptr<lease_state>>> reentrant_;
    watchdog dog_;
 };
 

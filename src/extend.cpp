@@ -1,7 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "extend.hpp"
 
-#include "calls.hpp"
+#include "kind_calls.hpp"
 #include "fanout.hpp"
 #include "verdicts.hpp"
 
@@ -27,7 +27,8 @@ asio::awaitable<error_code> extend_lease(client_context& ctx, std::shared_ptr<le
    if (ctx.stopped)
       co_return asio::error::operation_aborted;
    auto const t0 = clock::now();
-   auto const call = extend_call(ctx.cfg.prefix, st->name, st->token, ttl);
+   auto const call =
+      extend_call(st->kind, ctx.cfg.prefix, st->name, st->token, ttl, ctx.nodes.size());
    auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
                                         asio::as_tuple(asio::use_awaitable));
    describe(r, ctx.nodes, diag);

@@ -37,7 +37,7 @@ vote classify(script const& code, node_result& r)
    error_code ec;
    if (acquire) {
       ec = parse_acquire(r.reply.resp, r.acquire);
-   } else if (code.role == script_role::extend) {
+   } else if (code.batched) {
       // A fan-out extends one lease (the watchdog's batches settle apart, see watchdog.cpp).
       std::vector<ownership> one;
       ec = parse_ownerships(r.reply.resp, 1, one);
@@ -56,11 +56,12 @@ vote classify(script const& code, node_result& r)
 }
 
 struct fanout_op : std::enable_shared_from_this<fanout_op> {
-   fanout_op(std::size_t n, fanout_handler h)
-       : votes{n}
+   fanout_op(std::size_t n, std::size_t quorum, fanout_handler h)
+       : votes{n, quorum}
        , handler{std::move(h)}
    {
       result.nodes.resize(n);
+      result.quorum = votes.quorum();
    }
 
    void on_reply(script const& code, std::size_t i, node_reply&& reply, node& from)
@@ -169,7 +170,7 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
                   std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                   fanout_handler handler, std::optional<persistence> keep)
 {
-   auto op = std::make_shared<fanout_op>(nodes.size(), std::move(handler));
+   auto op = std::make_shared<fanout_op>(nodes.size(), call->quorum, std::move(handler));
    auto slot = asio::get_associated_cancellation_slot(op->handler);
    if (slot.is_connected()) {
       slot.assign([weak = std::weak_ptr<fanout_op>(op), io](asio::cancellation_type_t) {

@@ -42,6 +42,7 @@ struct node_result {
 struct fanout_result {
    outcome decision = outcome::pending;
    std::vector<node_result> nodes;
+   std::size_t quorum = 0;  // the yes votes that win (script_call::quorum, or the majority)
 
    std::size_t count(vote v) const noexcept;
    /// True when some node answered with a server error or a reply of the wrong shape (not a

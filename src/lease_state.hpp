@@ -4,6 +4,7 @@
 #ifndef LOCKSMITH_SRC_LEASE_STATE_HPP
 #define LOCKSMITH_SRC_LEASE_STATE_HPP
 
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -47,6 +48,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
    bool in_slot = true;  // holds the name's place in the in-process queue
 
    std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
+
+   lease_kind kind;  // which scripts renew and release it
 
    // The watchdog's part (watchdog.hpp): whether it renews the lease or only sees it expire,
    // where max_hold ends, the loss margin, whether the last renewal failed, and the lease's

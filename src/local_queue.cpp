@@ -75,9 +75,13 @@ void local_queue::grant(slot& s, std::optional<handover> h) noexcept
 
 bool local_queue::mark_subscribed(std::string const& name)
 {
-   auto& s = slots_.at(name);
-   bool const first = !s.subscribed;
-   s.subscribed = true;
+   // A reentrant lock's next hold contends without the name's place, which may be gone: it
+   // polls instead of taking a reference that nothing would drop.
+   auto it = slots_.find(name);
+   if (it == slots_.end())
+      return false;
+   bool const first = !it->second.subscribed;
+   it->second.subscribed = true;
    return first;
 }
 

@@ -35,6 +35,7 @@ struct script_call {
    script const* code;
    std::vector<std::string> keys;
    std::vector<std::string> args;
+   std::size_t quorum = 0;        // the nodes that must say yes; 0: the majority (quorum_of)
    boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args...
 
    /// EVAL text nkeys keys... args..., built on first use: only after NOSCRIPT, which is rare,

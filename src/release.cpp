@@ -1,7 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "release.hpp"
 
-#include "calls.hpp"
+#include "kind_calls.hpp"
 #include "verdicts.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -13,13 +13,15 @@ namespace locksmith::detail {
 namespace asio = boost::asio;
 
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
-                         fanout_result const& r, std::chrono::steady_clock::time_point until)
+                         fanout_result const& r, std::chrono::steady_clock::time_point until,
+                         lease_kind const& kind)
 {
-   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until);
+   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind);
 }
 
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
-                std::vector<bool> const& where, std::chrono::steady_clock::time_point until)
+                std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
+                lease_kind const& kind)
 {
    std::vector<std::shared_ptr<node>> targets;
    for (std::size_t i = 0; i < ctx.nodes.size(); ++i)
@@ -27,7 +29,7 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
          targets.push_back(ctx.nodes[i]);
    if (!targets.empty())
       start_fanout(
-         ctx.ex, targets, release_call(ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
+         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
          [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 
@@ -46,7 +48,7 @@ asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<l
    // destroys a temporary with a destructor twice when it stands in a co_await expression.)
    auto keep =
       std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work, st->may_hold}};
-   auto const call = release_call(ctx.cfg.prefix, st->name, st->token);
+   auto const call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token);
    auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
                                         asio::as_tuple(asio::use_awaitable), std::move(keep));
    // Only now may the next local waiter try: sooner, it would race its own release.

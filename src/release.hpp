@@ -23,11 +23,14 @@ namespace locksmith::detail {
 /// attempt, a cancelled one, or a won one whose validity ran out. Owned until each node answered
 /// or `until` (when the key expires by itself) has passed.
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
-                         fanout_result const& r, std::chrono::steady_clock::time_point until);
+                         fanout_result const& r, std::chrono::steady_clock::time_point until,
+                         lease_kind const& kind = {});
 
-/// The same on the nodes that `where` names (by index), in the background.
+/// The same on the nodes that `where` names (by index), in the background. (A handed-over lease
+/// is the lock's kind, the default.)
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
-                std::vector<bool> const& where, std::chrono::steady_clock::time_point until);
+                std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
+                lease_kind const& kind = {});
 
 /// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
 /// released; else the release's verdict. Sent to every node; owned where the key may be

@@ -2,6 +2,7 @@
 #include "release_listener.hpp"
 
 #include <locksmith/detail/quorum.hpp>
+#include <locksmith/detail/set_scripts.hpp>
 
 #include <algorithm>
 
@@ -172,6 +173,10 @@ void release_listener::on_push(std::size_t node, push_event const& e)
    if (e.what == kind::message) {
       // Under RedLock one release publishes on every node: a waiter that wakes on the first
       // message and tries must not take the others for new releases, and try again in vain.
+      // A key handed to another process's waiter: not for us.
+      if (e.payload.starts_with(handoff_prefix) &&
+          !handoffs_.contains(std::string_view{e.payload}.substr(handoff_prefix.size())))
+         return;
       if (!e.payload.empty()) {
          if (std::find(ch.recent.begin(), ch.recent.end(), e.payload) != ch.recent.end())
             return;

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace locksmith::detail {
@@ -61,6 +62,12 @@ public:
    /// before its frame can go away, so no pointer here outlives its timer.
    void add_sleeper(std::string const& channel, boost::asio::steady_timer* t);
    void remove_sleeper(std::string const& channel, boost::asio::steady_timer* t) noexcept;
+
+   /// A fair lock's release hands the key to one waiter and says so (handoff_prefix + its
+   /// token, set_scripts.hpp): such a message is an event only for a token awaited here, and
+   /// wakes nobody else. The engine awaits its token while it tries and waits.
+   void await_handoff(std::string const& token) { handoffs_.insert(token); }
+   void forget_handoff(std::string const& token) noexcept { handoffs_.erase(token); }
 
    /// A push from node `node`'s subscriber connection.
    void on_push(std::size_t node, push_event const& e);
@@ -108,6 +115,7 @@ private:
 
    std::size_t nodes_;
    links links_;
+   std::unordered_set<std::string, string_hash, std::equal_to<>> handoffs_;
    channel_map channels_;
    std::chrono::milliseconds linger_;
    std::size_t max_lingering_;

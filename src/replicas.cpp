@@ -40,6 +40,11 @@ bool granted(script const& code, boost::redis::generic_response const& r)
       acquire_reply a;
       return !parse_acquire(r, a) && a.acquired;
    }
+   // A lease kind's extend script renews one lease and answers one integer.
+   if (!code.batched) {
+      ownership own{};
+      return !parse_ownership(r, own) && own == ownership::done;
+   }
    // An extension of any number of leases (the watchdog's batches): one that it renewed wrote.
    if (r.has_error() || r.value().empty())
       return false;

@@ -140,7 +140,7 @@ script const& release_script()
 
 script const& extend_script()
 {
-   static script const s{"extend", extend_text, sha1_hex(extend_text), script_role::extend};
+   static script const s{"extend", extend_text, sha1_hex(extend_text), script_role::extend, true};
    return s;
 }
 

@@ -9,6 +9,16 @@ namespace locksmith::detail {
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
 
+namespace {
+
+// The yes votes that win: the fan-out's own quorum, or the majority (a result made by hand).
+std::size_t needed(fanout_result const& r)
+{
+   return r.quorum != 0 ? r.quorum : quorum_of(r.nodes.size());
+}
+
+}  // namespace
+
 error_code lasting_failure(fanout_result const& r)
 {
    std::size_t lasting = 0;
@@ -18,7 +28,7 @@ error_code lasting_failure(fanout_result const& r)
          ++lasting;
          first = first ? first : n.reply.ec;
       }
-   return lasting > r.nodes.size() - quorum_of(r.nodes.size()) ? first : error_code{};
+   return lasting > r.nodes.size() - needed(r) ? first : error_code{};
 }
 
 namespace {
@@ -28,7 +38,7 @@ bool sinks_quorum(fanout_result const& r, error e)
 {
    auto const failed = std::count_if(r.nodes.begin(), r.nodes.end(),
                                      [e](node_result const& n) { return n.reply.ec == e; });
-   return static_cast<std::size_t>(failed) > r.nodes.size() - quorum_of(r.nodes.size());
+   return static_cast<std::size_t>(failed) > r.nodes.size() - needed(r);
 }
 
 }  // namespace
@@ -51,7 +61,7 @@ error_code ownership_result(fanout_result const& r)
    if (r.decision == outcome::won)
       return {};
    auto const n = r.nodes.size();
-   if (r.count(vote::no) > n - quorum_of(n)) {
+   if (r.count(vote::no) > n - needed(r)) {
       auto const other_owner =
          std::any_of(r.nodes.begin(), r.nodes.end(), [](node_result const& x) {
             return x.v == vote::no && x.own == ownership::not_owner;

@@ -2,14 +2,18 @@
 #include "watchdog.hpp"
 
 #include "calls.hpp"
+#include "client_core.hpp"
 #include "extend.hpp"
+#include "kind_calls.hpp"
 
 #include <locksmith/detail/quorum.hpp>
 #include <locksmith/detail/watchdog_schedule.hpp>
 
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/error.hpp>
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
 namespace locksmith::detail {
@@ -120,10 +124,15 @@ void watchdog::on_timer()
          continue;
       }
       clock::time_point wake;
-      if (due(st, now, wake))
+      if (!due(st, now, wake)) {
+         if (st.st == status::held)
+            later.emplace_back(wake, &st);
+         continue;
+      }
+      if (renewed_in_batches(st.kind))
          due_.push_back(st.shared_from_this());
-      else if (st.st == status::held)
-         later.emplace_back(wake, &st);
+      else
+         renew_alone(st.shared_from_this());
    }
    for (auto const& [at, st] : later)
       schedule(*st, at);
@@ -245,16 +254,45 @@ void watchdog::settle(std::vector<std::shared_ptr<lease_state>> const& batch,
       }
       votes.decision = count.state();
       auto const before = st.valid_until;
-      auto const ec = settle_extension(st, votes, t0, st.ttl);
-      ctx_.tel.renewal(st, ec, before);
-      if (ec == error::not_owner || ec == error::lease_expired) {
-         st.end(status::lost);  // the key is gone or someone else's: no retry can help
-         continue;
-      }
-      st.failing = static_cast<bool>(ec);
-      schedule(st, next_wake(facts(st, ctx_.cfg.node_timeout), clock::now()));
+      after_renewal(st, settle_extension(st, votes, t0, st.ttl), before);
    }
    arm();
+}
+
+void watchdog::renew_alone(std::shared_ptr<lease_state> st)
+{
+   // The renewal keeps the client's parts alive until it ends (it uses ctx_), and a graceful
+   // close waits for it, as for a batch.
+   auto core = st->core.lock();
+   if (!core)
+      return;
+   auto const before = st->valid_until;
+   auto work = ctx_.work;
+   work->add();
+   auto renewal = extend_lease(ctx_, st, st->ttl, nullptr);
+   asio::co_spawn(ctx_.ex, std::move(renewal),
+                  [st, before, core, work,
+                   alive = std::weak_ptr<watchdog*>(alive_)](std::exception_ptr e, error_code ec) {
+                     auto self = alive.lock();
+                     if (self && !e) {
+                        (*self)->after_renewal(*st, ec, before);
+                        (*self)->arm();
+                     }
+                     work->done();
+                  });
+}
+
+void watchdog::after_renewal(lease_state& st, error_code ec, clock::time_point before)
+{
+   if (st.st != status::held || ctx_.stopped)
+      return;  // ended while its renewal was in flight
+   ctx_.tel.renewal(st, ec, before);
+   if (ec == error::not_owner || ec == error::lease_expired) {
+      st.end(status::lost);  // the key is gone or someone else's: no retry can help
+      return;
+   }
+   st.failing = static_cast<bool>(ec);
+   schedule(st, next_wake(facts(st, ctx_.cfg.node_timeout), clock::now()));
 }
 
 }  // namespace locksmith::detail

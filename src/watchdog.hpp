@@ -8,7 +8,10 @@
 // coroutine and no timer per lease. The leases that fall due together (within batch_window) are
 // renewed together, with one extend script call per node for up to max_batch of them, and each
 // is settled on its own quorum once every node has answered or timed out. One such call is in
-// flight at a time: what falls due meanwhile goes in the next.
+// flight at a time: what falls due meanwhile goes in the next. Only the leases of the kinds whose
+// extend script is the lock's are batched (kind_calls.hpp, renewed_in_batches); a permit, a
+// reader or a reentrant hold is renewed on its own, by extend_lease, as its holder would, and
+// settled and scheduled as a batch's lease is.
 #ifndef LOCKSMITH_SRC_WATCHDOG_HPP
 #define LOCKSMITH_SRC_WATCHDOG_HPP
 
@@ -64,6 +67,9 @@ private:
    void renew(std::vector<std::shared_ptr<lease_state>> batch);
    void settle(std::vector<std::shared_ptr<lease_state>> const& batch,
                std::vector<node_reply> const& replies, clock::time_point t0);
+   void renew_alone(std::shared_ptr<lease_state> st);
+   // After a renewal that ended in `ec` (validity `before` it): lost, or scheduled again.
+   void after_renewal(lease_state& st, error_code ec, clock::time_point before);
 
    client_context& ctx_;
    boost::asio::steady_timer timer_;

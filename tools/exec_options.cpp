@@ -26,9 +26,12 @@ constexpr char const* exit_codes_help = R"(Exit status:
        TLS handshake failed (untrusted certificate, wrong host name, client
        certificate refused), or the lock reached fewer replicas than
        --wait-replicas; the node and the reason are printed
-  70   Redis sent an unexpected reply (e.g. the lock key holds another type); the
-       server's message is printed
-  75   the lock was not taken within --wait (another owner held it)
+  70   Redis sent an unexpected reply (e.g. the lock key holds another type: K is
+       used as a lock, a semaphore or a read-write lock elsewhere); the server's
+       message is printed
+  75   the lock was not taken within --wait (another owner held it; with --permits,
+       every permit was held; with --shared, a writer held K or waited for it;
+       with --exclusive, a writer or readers held K)
   76   the lease was lost while CMD ran (renewal kept failing, the key was deleted
        or taken, or --max-hold was reached): CMD was stopped, SIGTERM then SIGKILL
        after --grace. 76 whatever CMD exited with, even 0.
@@ -41,8 +44,8 @@ constexpr char const* exit_codes_help = R"(Exit status:
 constexpr char const* synopsis = R"(
   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
-                 [--wait-replicas N] [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
-                 -- CMD ARGS...
+                 [--fair | --permits N | --shared | --exclusive] [--wait-replicas N]
+                 [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 )";
 
 constexpr char const* exec_notes = R"(
@@ -84,6 +87,20 @@ published, and costs Redis nothing meanwhile; spin retries every 100-200ms, for 
 pub/sub is disabled.
 Only CMD itself is signalled, not the processes it starts: a script should exec its last
 command, or pass SIGTERM on.
+
+Other primitives, with the same renewal, loss and exit codes:
+--fair: K is a fair lock: waiters of every process queue in Redis in arrival order, and a
+release hands K straight to the first of them (no barging). A waiter keeps its place by asking
+again every 500ms or sooner (whatever --strategy says), leaves the queue when it gives up (exit
+75, or a signal), and loses its place 2s after it died. Every user of K must pass --fair.
+--permits N: K is a semaphore of N permits; CMD runs while it holds one, and at most N
+commands hold one at once. Every user of K must pass the same N. With several --redis nodes a
+permit needs more than nodes*N/(N+1) of them (4 of 5 for N = 2 or 3), not a majority.
+--shared: CMD runs as a reader of the read-write lock K, beside other readers, never beside a
+writer; no new reader enters while a writer waits.
+--exclusive: CMD runs as the writer of the read-write lock K: once its readers have left, and
+keeping new readers out while it waits. A plain exec (without --shared or --exclusive) takes
+the lock K and does not look at readers: give every writer of a read-write lock --exclusive.
 
 )";
 
@@ -159,6 +176,19 @@ void add_exec_options(CLI::App& exec, exec_args& a)
                   "Hold the lock at most this long: then let it go and stop CMD (exit 76); "
                   "default: no limit")
       ->type_name("DURATION");
+   auto* permits =
+      exec.add_option("--permits", a.permits, "K is a semaphore: hold one of its N permits")
+         ->type_name("N")
+         ->check(CLI::PositiveNumber);
+   auto* shared = exec.add_flag("--shared", a.shared, "Hold K as a reader of a read-write lock");
+   exec.add_flag("--fair", a.fair, "K is a fair lock: waiters take it in their order of arrival")
+      ->excludes(permits)
+      ->excludes(shared);
+   exec.add_flag("--exclusive", a.exclusive, "Hold K as the writer of a read-write lock")
+      ->excludes(permits)
+      ->excludes(shared)
+      ->excludes("--fair");
+   shared->excludes(permits);
    exec.add_option("CMD", a.command, "The command to run under the lock, after \"--\"")
       ->type_name("ARGS")
       ->required();
@@ -230,7 +260,8 @@ exec_settings to_settings(exec_args& a)
    locksmith::lock_options opts{.ttl = ttl,
                                 .wait = duration_arg("--wait", a.wait),
                                 .max_hold = max_hold,
-                                .loss_margin = grace};
+                                .loss_margin = grace,
+                                .fair = a.fair};
    if (a.strategy == "spin")
       opts.strategy = locksmith::wait_strategy::spin{};
    if (a.tls_cert.empty() != a.tls_key.empty())
@@ -238,7 +269,12 @@ exec_settings to_settings(exec_args& a)
    locksmith::config cfg{.nodes = a.nodes, .node_timeout = node_timeout};
    cfg.wait_replicas = a.wait_replicas;
    cfg.tls = {.ca_file = a.tls_ca, .cert_file = a.tls_cert, .key_file = a.tls_key};
-   return {std::move(cfg), opts, grace};
+   using of = detail::lease_kind::of;
+   auto const kind = a.permits > 0 ? detail::lease_kind{of::permit, a.permits}
+                     : a.shared    ? detail::lease_kind{of::read}
+                     : a.exclusive ? detail::lease_kind{of::write}
+                                   : detail::lease_kind{};
+   return {std::move(cfg), opts, kind, grace};
 }
 
 void print_warnings(exec_args const& a, exec_settings const& s)

@@ -5,6 +5,7 @@
 #define LOCKSMITH_TOOLS_EXEC_OPTIONS_HPP
 
 #include <locksmith/config.hpp>
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 
 #include <chrono>
@@ -46,6 +47,10 @@ struct exec_args {
    std::string tls_cert;              // empty: no client certificate
    std::string tls_key;
    unsigned wait_replicas = 0;  // config::wait_replicas
+   std::size_t permits = 0;     // 0: not a semaphore
+   bool shared = false;         // the read side of a read-write lock
+   bool exclusive = false;      // the write side of a read-write lock
+   bool fair = false;           // a fair lock (lock_options::fair)
    std::vector<std::string> command;
 };
 
@@ -53,6 +58,7 @@ struct exec_args {
 struct exec_settings {
    locksmith::config cfg;
    locksmith::lock_options opts;
+   detail::lease_kind kind;            // the lock, a permit, or a side of a read-write lock
    std::chrono::milliseconds grace{};  // SIGTERM to SIGKILL once the lease is lost
 };
 

@@ -4,7 +4,12 @@
 //
 //   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
 //                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
+//                  [--fair | --permits N | --shared | --exclusive]
 //                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
+//
+// --fair takes K as a fair lock (waiters served in their order of arrival); --permits N holds
+// one of N permits of the semaphore K; --shared and --exclusive hold K as a
+// reader or as the writer of a read-write lock (see --help).
 //
 // Takes the lock K on the Redis node(s) (one URL: a single-instance lock; several independent
 // masters: RedLock, with a quorum of N/2+1), runs CMD with LOCKSMITH_FENCING_TOKEN and
@@ -31,7 +36,8 @@
 //                        or the TLS handshake failed; the node and the reason are printed
 //   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
 //                        the server's message is printed
-//   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it
+//   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it (no
+//                        permit free; a writer, or readers, held it)
 //   76                   the lease was lost while CMD ran, and CMD was stopped
 //   77  (EX_NOPERM)      Redis refused the user or password, or an ACL denied a command
 //   126, 127             CMD could not be executed, or was not found (as a shell)
@@ -196,9 +202,12 @@ asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_ar
 {
    // A signal during the wait cancels it; the library then releases what the attempt may have set.
    locksmith::report diag;
-   auto [ec, lease] = co_await client.async_lock(
-      a.key, set.opts, diag,
-      asio::bind_cancellation_slot(s.stop_locking.slot(), asio::as_tuple(asio::use_awaitable)));
+   auto token =
+      asio::bind_cancellation_slot(s.stop_locking.slot(), asio::as_tuple(asio::use_awaitable));
+   // The lock (--fair: a fair one), a permit or a side of a read-write lock (--permits, --shared,
+   // --exclusive).
+   auto [ec, lease] =
+      co_await locksmith::detail::initiate_acquire(client, token, set.kind, a.key, set.opts, &diag);
    if (ec || s.caught != 0) {
       // A signal that came just as the lock was won still means "stop": give the lock back.
       if (!ec)

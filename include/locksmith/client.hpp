@@ -22,9 +22,11 @@
 
 namespace locksmith {
 
+class client;
 namespace detail {
 struct client_core;
-}
+std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
+}  // namespace detail
 
 /// Hands out leases on named locks kept in one Redis node, or in N independent nodes (RedLock).
 ///
@@ -267,6 +269,7 @@ private:
    using extend_initiation = initiation<done_handler, &client::async_extend_impl>;
    using close_initiation = initiation<done_handler, &client::async_close_impl>;
 
+   friend std::shared_ptr<detail::client_core> const& detail::core_of(client const&) noexcept;
    std::shared_ptr<detail::client_core> core_;
 };
 

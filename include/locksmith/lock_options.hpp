@@ -89,6 +89,18 @@ struct lock_options {
    /// lease up: the time the holder needs to stop its work (a child process's grace period).
    /// Default zero: the holder learns of the loss one node timeout before `valid_until()`.
    std::chrono::milliseconds loss_margin{0};
+
+   /// A fair lock (client::async_lock only; with any other kind of lease, invalid_argument):
+   /// the waiters of every process queue in Redis in the order they arrive there, and a release
+   /// hands the lock straight to the first of them (its key is set for that waiter by the
+   /// release script) and wakes that waiter alone: no barging, no herd. A waiter keeps its place
+   /// by trying again at least every 500 ms, whatever the strategy (a fair lock never spins);
+   /// one that gives up leaves the queue, and one that dies loses its place after 2 s, which is
+   /// how long it can hold the others up. Inside a process, the coroutines that wait for one
+   /// name still queue in the process first, and a fair lease is never handed to one of them
+   /// without going through Redis. Every contender of a name must agree on this option.
+   /// Default false.
+   bool fair = false;
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

@@ -10,7 +10,10 @@
 #include <locksmith/lock_options.hpp>
 #include <locksmith/logger.hpp>
 #include <locksmith/metrics.hpp>
+#include <locksmith/reentrant_lock.hpp>
 #include <locksmith/report.hpp>
+#include <locksmith/rw_lock.hpp>
+#include <locksmith/semaphore.hpp>
 #include <locksmith/with_lock.hpp>
 
 #endif

@@ -190,4 +190,46 @@ BOOST_AUTO_TEST_CASE(fencing_token_storage_refuses_the_stale_write, *utf::timeou
    BOOST_TEST(keys(srv) == "fencing-demo:storage\n" + fence_key("examples/fencing") + "\n");
 }
 
+// Four customers arrive at a busy desk one after the other, each through its own client: the
+// fair lock serves them in that order.
+BOOST_AUTO_TEST_CASE(fair_lock_serves_customers_in_their_order_of_arrival, *utf::timeout(60))
+{
+   redis_server srv;
+   auto p = run_example("fair_lock", srv);
+   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
+   auto const out = p.out();
+   BOOST_TEST(numbers(out, R"(customer (\d+) served)") == (std::vector<std::uint64_t>{1, 2, 3, 4}),
+              boost::test_tools::per_element());
+   auto const fences = numbers(out, R"(served \(fencing token (\d+)\))");
+   BOOST_TEST(std::is_sorted(fences.begin(), fences.end()), out);
+   only_the_fence_key_is_left(srv, "examples/desk");
+}
+
+// The semaphore's six callers never hold more than two permits at once, and give them all back.
+BOOST_AUTO_TEST_CASE(semaphore_holds_at_most_two_permits, *utf::timeout(60))
+{
+   redis_server srv;
+   auto p = run_example("semaphore", srv);
+   BOOST_TEST_REQUIRE(p.wait(40s) == 0, p.err());
+   auto const out = p.out();
+   auto const held = numbers(out, R"(, (\d+) held here)");
+   BOOST_TEST(held.size() == 18u, out);  // 6 callers x 3 rounds
+   BOOST_TEST(*std::max_element(held.begin(), held.end()) <= 2u, out);
+   BOOST_TEST(!contains(out, "no permit"), out);
+   only_the_fence_key_is_left(srv, "examples/partner-api");
+}
+
+// The reentrant example's helper takes the account again for its request at once, and the
+// other request gets it only after both holds are released.
+BOOST_AUTO_TEST_CASE(reentrant_takes_the_lock_again_for_the_same_request, *utf::timeout(60))
+{
+   redis_server srv;
+   auto p = run_example("reentrant", srv);
+   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
+   auto const out = p.out();
+   BOOST_TEST(contains(out, "helper holds it again"), out);
+   BOOST_TEST(!contains(out, "could not lock"), out);
+   BOOST_TEST(!key_exists(srv, lock_key("examples/account-42")));
+}
+
 BOOST_AUTO_TEST_SUITE_END()

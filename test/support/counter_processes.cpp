@@ -1,8 +1,10 @@
 #include "support/counter_processes.hpp"
 
+#include "support/blocking_client.hpp"
 #include "support/config.hpp"
 
 #include <locksmith/client.hpp>
+#include <locksmith/detail/acquire_kind.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,6 +12,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/redis/connection.hpp>
@@ -44,7 +47,7 @@ double ms(clock_type::duration d)
 // What one child saw.
 struct tally {
    int finished = 0, lock_failures = 0, unlock_unconfirmed = 0, unlock_misreported = 0,
-       unlock_other = 0, overruns = 0, exceptions = 0, counter_failures = 0;
+       unlock_other = 0, overruns = 0, exceptions = 0, counter_failures = 0, bound_broken = 0;
    double longest_wait_ms = 0;
 
    int status(counter_run const& r) const
@@ -55,7 +58,7 @@ struct tally {
       return (finished < r.workers ? c::unfinished : 0) | (lock_failures ? c::lock_failed : 0) |
              (unlock_misreported ? c::unlock_misreported : 0) | (overruns ? c::overrun : 0) |
              (exceptions ? c::exception : 0) | (unlock_failed ? c::unlock_failed : 0) |
-             (counter_failures ? c::counter_failed : 0);
+             (counter_failures ? c::counter_failed : 0) | (bound_broken ? c::bound_broken : 0);
    }
 };
 
@@ -89,24 +92,68 @@ asio::awaitable<bool> increment(redis::connection& data, std::string const& coun
    co_return !sec;
 }
 
+using of = detail::lease_kind::of;
+
+// Counts a holder of a shared kind in, checks the kind's bound, holds for r.hold, and counts it
+// out: true when the bound held. Readers and permits count in `counter`:holders, writers in
+// `counter`:writers.
+asio::awaitable<bool> occupy(redis::connection& data, counter_run const& r, bool writer, tally& t)
+{
+   auto const holders = r.counter + ":holders";
+   auto const writers = r.counter + ":writers";
+   redis::request in;
+   in.push("INCR", writer ? writers : holders);
+   in.push("GET", writer ? holders : writers);
+   redis::response<std::int64_t, std::optional<std::int64_t>> got;
+   auto [ec, n] = co_await data.async_exec(in, got, tuple);
+   if (ec || std::get<0>(got).has_error() || std::get<1>(got).has_error()) {
+      ++t.counter_failures;
+      co_return true;
+   }
+   auto const mine = std::get<0>(got).value();
+   auto const others = std::get<1>(got).value().value_or(0);
+   bool const ok = writer ? (mine == 1 && others == 0)
+                          : (others == 0 && (r.kind.what != of::permit ||
+                                             mine <= static_cast<std::int64_t>(r.kind.permits)));
+   redis::request out;
+   if (!writer)
+      out.push("ZADD", r.counter + ":max", "GT", mine, "holders");
+   // Others may enter meanwhile, if the bound lets them.
+   asio::steady_timer hold{data.get_executor(), r.hold};
+   co_await hold.async_wait(tuple);
+   out.push("DECR", writer ? writers : holders);
+   auto [oec, on] = co_await data.async_exec(out, redis::ignore, tuple);
+   if (oec)
+      ++t.counter_failures;
+   co_return ok;
+}
+
 // An unlock may fail to confirm a quorum (quorum_unreachable) and still be right when nodes freeze:
 // a third node may hold, for a moment, the other process's key from a split vote that it is about
 // to release. But not_owner or lease_expired for a lease that was still valid when the unlock
 // began is wrong: nobody else held a quorum, and our key had not expired (see
 // fanout/a_transient_failure_on_a_bare_quorum_is_not_a_lost_key).
-asio::awaitable<void> worker(client& c, redis::connection& data, counter_run const& r, tally& t)
+asio::awaitable<void> worker(client& c, redis::connection& data, counter_run const& r, tally& t,
+                             int index)
 {
+   bool const writer = r.kind.what == of::read && index < r.writers;
+   auto const kind = writer ? detail::lease_kind{of::write} : r.kind;
+   auto token = tuple;
    for (int i = 0; i < r.rounds; ++i) {
       auto const t0 = clock_type::now();
-      auto [ec, l] = co_await c.async_lock(r.name, r.lock, tuple);
+      auto [ec, l] = co_await detail::initiate_acquire(c, token, kind, r.name, r.lock, nullptr);
       t.longest_wait_ms = std::max(t.longest_wait_ms, ms(clock_type::now() - t0));
       if (ec) {
          ++t.lock_failures;
          std::fprintf(stderr, "child %d: lock: %s\n", ::getpid(), ec.message().c_str());
          continue;
       }
-      if (!co_await increment(data, r.counter))
-         ++t.counter_failures;
+      if (kind.what == of::lock) {
+         if (!co_await increment(data, r.counter))
+            ++t.counter_failures;
+      } else if (!co_await occupy(data, r, writer, t)) {
+         ++t.bound_broken;
+      }
       if (!l.held())
          ++t.overruns;
       bool const valid = l.held();
@@ -136,7 +183,7 @@ int counter_child(counter_run const& r)
    data.async_run(rc, asio::detached);
    tally t;
    for (int j = 0; j < r.workers; ++j)
-      asio::co_spawn(ioc, worker(c, data, r, t), [&](std::exception_ptr e) {
+      asio::co_spawn(ioc, worker(c, data, r, t, j), [&](std::exception_ptr e) {
          if (e)
             ++t.exceptions;
       });
@@ -146,10 +193,11 @@ int counter_child(counter_run const& r)
    std::fprintf(
       stderr,
       "child %d: %d/%d workers done; lock failures %d; unlocks unconfirmed %d, misreported %d, "
-      "other errors %d; overruns %d; counter errors %d; exceptions %d; longest wait %.1f ms\n",
+      "other errors %d; overruns %d; counter errors %d; bound broken %d; exceptions %d; longest "
+      "wait %.1f ms\n",
       ::getpid(), t.finished, r.workers, t.lock_failures, t.unlock_unconfirmed,
-      t.unlock_misreported, t.unlock_other, t.overruns, t.counter_failures, t.exceptions,
-      t.longest_wait_ms);
+      t.unlock_misreported, t.unlock_other, t.overruns, t.counter_failures, t.bound_broken,
+      t.exceptions, t.longest_wait_ms);
    return t.status(r);
 }
 
@@ -184,7 +232,8 @@ std::string describe(int status)
       {c::overrun, " write after the validity"},
       {c::exception, " exception"},
       {c::unlock_failed, " unlock failed"},
-      {c::counter_failed, " counter GET or SET failed"}};
+      {c::counter_failed, " counter GET or SET failed"},
+      {c::bound_broken, " more holders at once than the kind allows"}};
    for (auto const& [bit, text] : bits)
       if (code & bit)
          what += text;
@@ -242,6 +291,13 @@ void check_children(counter_outcome const& o, counter_run const& r)
       BOOST_TEST((st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0),
                  "child " << p << ": " << describe(st));
    }
+}
+
+long long highest_occupancy(counter_run const& r)
+{
+   blocking_client c{"127.0.0.1", std::to_string(r.counter_port)};
+   auto const got = c.command({"ZSCORE", r.counter + ":max", "holders"});
+   return got.type == reply::kind::nil ? 0 : std::stoll(got.str);
 }
 
 }  // namespace locksmith::test

@@ -2,8 +2,14 @@
 // processes (fork), each with one client and several coroutines, increment one counter under the
 // lock with a non-atomic GET, yield, SET. With exclusion the counter ends exact; without it,
 // increments are lost.
+//
+// With a shared kind (a semaphore's permits, a read-write lock's sides), each holder instead
+// counts itself in and out of an occupancy counter on the same server (`counter`:holders, and
+// `counter`:writers for writers), and checks there that the kind's bound holds; the highest
+// occupancy seen is kept in the sorted set `counter`:max (member "holders").
 #pragma once
 
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 
 #include <chrono>
@@ -23,6 +29,9 @@ struct counter_run {
    int workers = 8;  // coroutines per process, on one client
    int rounds = 25;  // increments per coroutine
    lock_options lock;
+   detail::lease_kind kind{};  // the lock by default
+   int writers = 0;  // with kind read: the first `writers` coroutines of each process write
+   std::chrono::milliseconds hold{0};  // a shared holder stays this long (at least one yield)
    std::chrono::milliseconds node_timeout{1000};
    // An unlock may end in quorum_unreachable and still be right when nodes freeze: the release
    // lands where our key is once they thaw. When false, that counts as a failed unlock.
@@ -43,6 +52,7 @@ struct child_trouble {
    static constexpr int exception = 16;
    static constexpr int unlock_failed = 32;   // any other unlock error
    static constexpr int counter_failed = 64;  // the GET or SET of the counter failed
+   static constexpr int bound_broken = 128;   // more holders at once than the kind allows
 };
 
 struct counter_outcome {
@@ -57,5 +67,9 @@ counter_outcome run_counter_processes(counter_run const& r,
 
 // Checks (Boost.Test) that every child exited 0, and says what went wrong in those that did not.
 void check_children(counter_outcome const& o, counter_run const& r);
+
+// The highest occupancy that the holders of a shared kind saw (`counter`:max), read from the
+// counter's server.
+long long highest_occupancy(counter_run const& r);
 
 }  // namespace locksmith::test

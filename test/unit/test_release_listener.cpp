@@ -2,6 +2,8 @@
 // confirmed, and which pushes wake the sleepers. Pushes are fed by hand; no sockets.
 #include "../../src/release_listener.hpp"
 
+#include <locksmith/detail/set_scripts.hpp>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/test/unit_test.hpp>
@@ -135,6 +137,30 @@ BOOST_AUTO_TEST_CASE(one_release_is_one_event_on_every_node)
    f.ack(0, kind::message, "ch", "token-1");  // a straggler of the first release
    f.ack(4, kind::message, "ch", "token-2");
    BOOST_TEST(f.l.events("ch") == e0 + 2);
+}
+
+// A fair release hands the key to one waiter and names it: only that waiter's process counts
+// the message, so the other processes' waiters sleep on (no herd).
+BOOST_AUTO_TEST_CASE(a_handoff_wakes_only_the_process_that_awaits_its_token)
+{
+   fixture f{1};
+   f.l.acquire("ch");
+   f.ack(0, kind::subscribed);
+   auto const before = f.l.events("ch");
+   std::string const to_other = std::string{locksmith::detail::handoff_prefix} + "other";
+   std::string const to_us = std::string{locksmith::detail::handoff_prefix} + "ours";
+   f.ack(0, kind::message, "ch", to_other);
+   BOOST_TEST(f.l.events("ch") == before);
+   f.l.await_handoff("ours");
+   f.ack(0, kind::message, "ch", to_other);
+   BOOST_TEST(f.l.events("ch") == before);
+   f.ack(0, kind::message, "ch", to_us);
+   BOOST_TEST(f.l.events("ch") == before + 1);
+   f.ack(0, kind::message, "ch", "a-token");  // a release with nobody queued wakes everyone
+   BOOST_TEST(f.l.events("ch") == before + 2);
+   f.l.forget_handoff("ours");
+   f.ack(0, kind::message, "ch", std::string{locksmith::detail::handoff_prefix} + "ours2");
+   BOOST_TEST(f.l.events("ch") == before + 2);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreferenced_channel_lingers_subscribed_then_goes)

@@ -31,6 +31,39 @@ inline std::string release_channel(std::string_view prefix, std::string_view nam
    return lock_key(prefix, name).append(":released");
 }
 
+/// The read-write lock's readers, a sorted set of token → expiry (ms, server clock):
+/// `prefix{name}:readers`. Its writer holds the lock key.
+inline std::string readers_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":readers");
+}
+
+/// The reentrant lock's holds, a sorted set of token → expiry (ms, server clock):
+/// `prefix{name}:holds`. Its lock key holds the owner's token.
+inline std::string holds_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":holds");
+}
+
+/// Set while a writer waits, so that no new reader enters: `prefix{name}:writer_waiting`.
+inline std::string writer_waiting_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":writer_waiting");
+}
+
+/// The fair lock's queue of waiters in arrival order, a list of tokens: `prefix{name}:queue`.
+inline std::string queue_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":queue");
+}
+
+/// The deadlines of the fair lock's waiters, a sorted set of token → deadline (ms, server clock)
+/// that each waiter keeps moving while it waits: `prefix{name}:queue_deadlines`.
+inline std::string queue_deadlines_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name).append(":queue_deadlines");
+}
+
 }  // namespace locksmith::detail
 
 #endif

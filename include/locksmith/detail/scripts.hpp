@@ -15,7 +15,9 @@
 
 namespace locksmith::detail {
 
-/// What a script does, whichever variant it is.
+/// What a script does, whichever variant it is. The lease kinds' scripts (the semaphore's, the
+/// read-write lock's, the reentrant lock's) have the same roles and answer in the same shapes:
+/// an acquire `{1, fence}` or `{0, PTTL}`, a release 1, 0 or -1.
 enum class script_role { acquire, release, extend };
 
 /// A Lua script and its SHA-1, for EVALSHA.
@@ -24,6 +26,10 @@ struct script {
    std::string_view text;
    std::string sha1;  // lower-case hex
    script_role role;
+   // An extend script that renews any number of leases in one call and answers an array of
+   // 1, 0 or -1 (extend_script(), parse_ownerships), which the watchdog batches. The lease
+   // kinds' extend scripts renew one lease and answer one integer (parse_ownership).
+   bool batched = false;
 };
 
 /// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms, and optionally the token of

@@ -1,0 +1,140 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// `locksmith exec --fair`, `--permits N`, `--shared` and `--exclusive`, run as processes against
+// a real redis-server: the fair lock's order and a waiter killed at the head of its queue, the
+// semaphore's bound, readers beside readers, a writer after them, the usage errors, and the help
+// text.
+#include "cli.hpp"
+
+#include <signal.h>
+
+#include <memory>
+
+BOOST_AUTO_TEST_SUITE(cli_primitives, *needs_redis_server())
+
+namespace {
+
+long long queued(redis_server const& srv, std::string const& key)
+{
+   return std::stoll(srv.text({"LLEN", lock_key(key) + ":queue"}));
+}
+
+}  // namespace
+
+// Three waiters that arrive one after the other run in that order once the holder exits.
+BOOST_AUTO_TEST_CASE(fair_waiters_run_in_their_order_of_arrival, *utf::timeout(90))
+{
+   redis_server srv;
+   temp_dir holder, out;
+   auto key = unique_key();
+   cli_process h(exec_args(srv, key, {"--fair"}, hold_until(holder)));
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(holder.file("ready")); }), h.err());
+   std::vector<std::unique_ptr<cli_process>> waiters;
+   for (int i = 0; i < 3; ++i) {
+      waiters.push_back(std::make_unique<cli_process>(
+         exec_args(srv, key, {"--fair", "--wait", "30s"},
+                   shell("echo $1 >> \"$2\"", {std::to_string(i), out.file("order")}))));
+      auto const n = i + 1;
+      BOOST_TEST_REQUIRE(poll_until([&] { return queued(srv, key) == n; }), waiters.back()->err());
+   }
+   create_file(holder.file("go"));
+   BOOST_TEST(h.wait() == 0);
+   for (auto& w : waiters)
+      BOOST_TEST(w->wait(30s) == 0, w->err());
+   BOOST_TEST(read_file(out.file("order")) == "0\n1\n2\n");
+   BOOST_TEST(!key_exists(srv, key));
+   BOOST_TEST(queued(srv, key) == 0);
+}
+
+// A waiter killed at the head of the queue is handed the lock, which it never takes: the next
+// waiter gets it once the dead one's entry has run out (2 s after its last word), not after the
+// lock's TTL.
+BOOST_AUTO_TEST_CASE(a_killed_waiter_at_the_head_holds_the_queue_up_for_its_entry_only,
+                     *utf::timeout(90))
+{
+   redis_server srv;
+   temp_dir holder, next;
+   auto key = unique_key();
+   cli_process h(exec_args(srv, key, {"--fair", "--ttl", "60s"}, hold_until(holder)));
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(holder.file("ready")); }), h.err());
+   cli_process dead(exec_args(srv, key, {"--fair", "--ttl", "60s", "--wait", "60s"}, {"true"}));
+   BOOST_TEST_REQUIRE(poll_until([&] { return queued(srv, key) == 1; }), dead.err());
+   cli_process w(
+      exec_args(srv, key, {"--fair", "--ttl", "60s", "--wait", "60s"}, hold_until(next)));
+   BOOST_TEST_REQUIRE(poll_until([&] { return queued(srv, key) == 2; }), w.err());
+   ::kill(dead.pid(), SIGKILL);
+   auto const killed = clock_type::now();
+   create_file(holder.file("go"));  // the holder's release hands the lock to the dead waiter
+   BOOST_TEST(h.wait() == 0);
+   auto const ran = appears_at(next.file("ready"), 20s);
+   BOOST_TEST_REQUIRE(ran.has_value(), w.err());
+   auto const delay = ms_between(killed, *ran);
+   BOOST_TEST_MESSAGE("the next waiter ran " << delay << " ms after the head was killed");
+   // The entry's 2 s, the waiter's next try (within 500 ms) and room for a loaded machine; the
+   // lock's TTL (60 s) would be far beyond.
+   BOOST_TEST(delay < 6000);
+   create_file(next.file("go"));
+   BOOST_TEST(w.wait() == 0);
+   BOOST_TEST(!key_exists(srv, key));
+}
+
+BOOST_AUTO_TEST_CASE(two_permits_run_two_commands_and_refuse_a_third, *utf::timeout(60))
+{
+   redis_server srv;
+   temp_dir first, second;
+   auto key = unique_key();
+   cli_process a(exec_args(srv, key, {"--permits", "2"}, hold_until(first)));
+   cli_process b(exec_args(srv, key, {"--permits", "2"}, hold_until(second)));
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(first.file("ready")); }), a.err());
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(second.file("ready")); }), b.err());
+   BOOST_TEST(srv.text({"ZCARD", lock_key(key)}) == "2");
+   cli_process third(exec_args(srv, key, {"--permits", "2", "--wait", "100ms"}, {"true"}));
+   BOOST_TEST(third.wait() == 75);
+   create_file(first.file("go"));
+   BOOST_TEST(a.wait() == 0);
+   BOOST_TEST(
+      cli_process(exec_args(srv, key, {"--permits", "2", "--wait", "0ms"}, {"true"})).wait() == 0);
+   create_file(second.file("go"));
+   BOOST_TEST(b.wait() == 0);
+   BOOST_TEST(!key_exists(srv, key));
+}
+
+BOOST_AUTO_TEST_CASE(readers_run_together_and_a_writer_after_them, *utf::timeout(60))
+{
+   redis_server srv;
+   temp_dir first, second, writer;
+   auto key = unique_key();
+   cli_process a(exec_args(srv, key, {"--shared"}, hold_until(first)));
+   cli_process b(exec_args(srv, key, {"--shared"}, hold_until(second)));
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(first.file("ready")); }), a.err());
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(second.file("ready")); }), b.err());
+   BOOST_TEST(
+      cli_process(exec_args(srv, key, {"--exclusive", "--wait", "100ms"}, {"true"})).wait() == 75);
+   cli_process w(exec_args(srv, key, {"--exclusive", "--wait", "20s"}, hold_until(writer)));
+   create_file(first.file("go"));
+   create_file(second.file("go"));
+   BOOST_TEST(a.wait() == 0);
+   BOOST_TEST(b.wait() == 0);
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(writer.file("ready")); }), w.err());
+   BOOST_TEST(cli_process(exec_args(srv, key, {"--shared", "--wait", "100ms"}, {"true"})).wait() ==
+              75);
+   create_file(writer.file("go"));
+   BOOST_TEST(w.wait() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_primitives_exclude_each_other_and_are_documented, *utf::timeout(60))
+{
+   redis_server srv;
+   auto key = unique_key();
+   for (auto const& bad : std::vector<std::vector<std::string>>{{"--permits", "2", "--shared"},
+                                                                {"--shared", "--exclusive"},
+                                                                {"--permits", "0"},
+                                                                {"--fair", "--permits", "2"},
+                                                                {"--fair", "--exclusive"}})
+      BOOST_TEST(cli_process(exec_args(srv, key, bad, {"true"})).wait() == 64);
+   cli_process help({"exec", "--help"});
+   BOOST_TEST(help.wait() == 0);
+   for (auto const* flag : {"--fair", "--permits", "--shared", "--exclusive"})
+      BOOST_TEST(help.out().find(flag) != std::string::npos, flag);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,268 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The fair lock (lock_options::fair) on real redis-servers: waiters take it in their order of
+// arrival, the release hands it to the first one directly, a waiter that gives up leaves the
+// queue, 4 clients x 4 coroutines take turns, and processes keep mutual exclusion; on 1 and on 5
+// nodes.
+#include "support/counter_processes.hpp"
+#include "support/integration.hpp"
+
+#include <locksmith/detail/set_scripts.hpp>
+
+#include <algorithm>
+#include <map>
+
+namespace {
+
+locksmith::lock_options fair(std::chrono::milliseconds wait = 30s)
+{
+   return {.ttl = 10s, .wait = wait, .fair = true};
+}
+
+std::string queue_key(std::string const& name)
+{
+   return lock_key(name) + ":queue";
+}
+
+// A holder, then five waiters (each its own client, as five processes), each arriving once the
+// one before is queued on every node: they get the lock in that order, each handed it by the
+// release before, with fences that grow.
+void waiters_in_their_order_of_arrival(asio::io_context& ioc, locksmith::config const& cfg,
+                                       std::vector<redis_server*> const& servers)
+{
+   constexpr int n = 5;
+   auto const name = unique_key();
+   auto clients = make_clients(ioc, cfg, n + 1);
+   std::vector<int> order;
+   std::vector<std::uint64_t> fences;
+   task_group tasks{ioc};
+   countdown finished{ioc, n};
+   auto waiter = [&](int i) -> asio::awaitable<void> {
+      auto l = co_await clients[i + 1]->async_lock(name, fair());
+      order.push_back(i);
+      fences.push_back(l.fencing_token());
+      co_await clients[i + 1]->async_unlock(l);
+      finished.done();
+   };
+   auto queued_everywhere = [&](long long k) {
+      return std::all_of(servers.begin(), servers.end(), [&](redis_server* s) {
+         return s->text({"LLEN", queue_key(name)}) == std::to_string(k);
+      });
+   };
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await clients[0]->async_lock(name, fair());
+         fences.push_back(held.fencing_token());
+         for (int i = 0; i < n; ++i) {
+            tasks.spawn(waiter(i));
+            BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(i + 1); }, 10s));
+         }
+         co_await clients[0]->async_unlock(held);
+         BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
+      }(),
+      60s);
+   BOOST_TEST(order == (std::vector<int>{0, 1, 2, 3, 4}));
+   BOOST_TEST(std::is_sorted(fences.begin(), fences.end()));
+   BOOST_TEST((std::adjacent_find(fences.begin(), fences.end()) == fences.end()));
+   for (auto* s : servers) {
+      BOOST_TEST(s->text({"EXISTS", lock_key(name)}) == "0");
+      BOOST_TEST(s->text({"EXISTS", queue_key(name)}) == "0");
+   }
+}
+
+// 4 clients (as 4 processes) x 4 coroutines take the name in turns for a while: every worker
+// gets it, and with one node the counts differ by one at most (a round each, in queue order).
+std::vector<int> turns(asio::io_context& ioc, locksmith::config const& cfg,
+                       std::chrono::milliseconds run_for)
+{
+   constexpr int processes = 4, workers = 4;
+   auto const name = unique_key();
+   auto clients = make_clients(ioc, cfg, processes);
+   std::vector<int> count(processes * workers);
+   int holders = 0, overlaps = 0, failures = 0;
+   bool stop = false;
+   countdown finished{ioc, processes * workers};
+   task_group tasks{ioc};
+   auto worker = [&](int id) -> asio::awaitable<void> {
+      auto& c = *clients[id / workers];
+      while (!stop) {
+         auto [ec, l] = co_await c.async_lock(name, fair(), tuple);
+         if (ec) {
+            ++failures;
+            break;
+         }
+         overlaps += ++holders > 1 ? 1 : 0;
+         ++count[id];
+         co_await yield();
+         --holders;
+         co_await c.async_unlock(l);
+      }
+      finished.done();
+   };
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (int i = 0; i < processes * workers; ++i)
+            tasks.spawn(worker(i));
+         asio::steady_timer t{ioc, run_for};
+         co_await t.async_wait(asio::use_awaitable);
+         stop = true;
+         BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
+      }(),
+      60s);
+   BOOST_TEST(overlaps == 0);
+   BOOST_TEST(failures == 0);
+   return count;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(fair_lock, server_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(the_scripts_load)
+{
+   using namespace locksmith::detail;
+   for (auto const* s : {&fair_acquire_script(), &fair_release_script()})
+      BOOST_TEST(srv.text({"SCRIPT", "LOAD", s->text}) == s->sha1, s->name);
+}
+
+BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival)
+{
+   waiters_in_their_order_of_arrival(ioc, cfg(), {&srv});
+}
+
+// A waiter that gives up (its wait ran out, or it was cancelled) leaves the queue at once: the
+// holder's release then deletes the key instead of handing it to nobody.
+BOOST_AUTO_TEST_CASE(a_waiter_that_gives_up_leaves_the_queue)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await a.async_lock(name, fair());
+         auto [ec, l] = co_await b.async_lock(name, fair(300ms), tuple);
+         BOOST_TEST(ec == error::wait_timeout);
+         BOOST_TEST(co_await eventually([&] { return srv.text({"LLEN", queue_key(name)}) == "0"; }));
+         auto [cec, cl] =
+            co_await b.async_lock(name, fair(), asio::cancel_after(300ms, tuple));
+         BOOST_TEST(cec == asio::error::operation_aborted);
+         BOOST_TEST(co_await eventually([&] { return srv.text({"LLEN", queue_key(name)}) == "0"; }));
+         co_await a.async_unlock(held);
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+         auto again = co_await b.async_lock(name, fair(0ms));
+         BOOST_TEST(again.held());
+         co_await b.async_unlock(again);
+      }(),
+      20s);
+}
+
+// Only the waiter the lock was handed to is woken: the others make no request for it.
+BOOST_AUTO_TEST_CASE(a_release_wakes_only_the_waiter_it_hands_the_lock_to)
+{
+   load_scripts(srv);
+   auto clients = make_clients(ioc, cfg(), 4);
+   auto const name = unique_key();
+   task_group tasks{ioc};
+   std::vector<lease> got(4);
+   auto wait = [&](int i) -> asio::awaitable<void> {
+      got[i] = co_await clients[i]->async_lock(name, fair());
+   };
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await clients[0]->async_lock(name, fair());
+         for (int i = 1; i < 4; ++i) {
+            tasks.spawn(wait(i));
+            BOOST_TEST_REQUIRE(co_await eventually(
+               [&] { return srv.text({"LLEN", queue_key(name)}) == std::to_string(i); }, 10s));
+         }
+         auto const before = calls("evalsha");
+         co_await clients[0]->async_unlock(held);
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return got[1].held(); }, 10s));
+         // The release and the first waiter's one try, not one try per waiter (the waiters also
+         // try every 500 ms to keep their place, which a slow machine may hit: at most one more
+         // each).
+         auto const spent = calls("evalsha") - before;
+         BOOST_TEST_MESSAGE("requests for one handoff with 3 waiters: " << spent);
+         BOOST_TEST(spent >= 2);
+         BOOST_TEST(spent <= 4);
+         BOOST_TEST(!got[2].held());
+         for (int i = 1; i < 4; ++i) {
+            BOOST_TEST_REQUIRE(co_await eventually([&] { return got[i].held(); }, 10s));
+            co_await clients[i]->async_unlock(got[i]);
+         }
+      }(),
+      30s);
+}
+
+BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns)
+{
+   auto const count = turns(ioc, cfg(), 3s);
+   auto const [lo, hi] = std::minmax_element(count.begin(), count.end());
+   BOOST_TEST_MESSAGE("acquisitions per worker in 3 s: " << *lo << " to " << *hi);
+   BOOST_TEST(*lo > 0);
+   BOOST_TEST(*hi - *lo <= 1);
+}
+
+// The fair lock's increments across 4 processes of 4 coroutines come out exact.
+BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_one_node)
+{
+   redis_server counter;
+   locksmith::test::counter_run const r{.nodes = {srv.url()},
+                                        .counter_port = counter.port(),
+                                        .name = unique_key("fair"),
+                                        .counter = unique_key("counter"),
+                                        .processes = 4,
+                                        .workers = 4,
+                                        .rounds = 10,
+                                        .lock = fair(60s)};
+   auto const o = locksmith::test::run_counter_processes(r);
+   locksmith::test::check_children(o, r);
+   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(fair_lock_redlock, servers_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival_on_five_nodes)
+{
+   start(5);
+   std::vector<redis_server*> all;
+   for (auto& s : servers)
+      all.push_back(s.get());
+   waiters_in_their_order_of_arrival(ioc, cfg(1s), all);
+}
+
+// On 5 nodes, waiters may reach the queues of different nodes in different orders; a waiter
+// that some nodes then hand the lock to, but not a quorum, gives it back and queues again. Every
+// worker still gets its turns and nobody overlaps.
+BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
+{
+   start(5);
+   auto const count = turns(ioc, cfg(1s), 3s);
+   auto const [lo, hi] = std::minmax_element(count.begin(), count.end());
+   BOOST_TEST_MESSAGE("acquisitions per worker in 3 s on 5 nodes: " << *lo << " to " << *hi);
+   BOOST_TEST(*lo > 0);
+}
+
+BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
+{
+   start(5);
+   redis_server counter;
+   locksmith::test::counter_run const r{.nodes = cfg(1s).nodes,
+                                        .counter_port = counter.port(),
+                                        .name = unique_key("fair"),
+                                        .counter = unique_key("counter"),
+                                        .processes = 4,
+                                        .workers = 4,
+                                        .rounds = 10,
+                                        .lock = fair(60s),
+                                        .node_timeout = 1s};
+   auto const o = locksmith::test::run_counter_processes(r);
+   locksmith::test::check_children(o, r);
+   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,207 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The read-write lock (rw_lock.hpp) on real redis-servers: readers share, a writer excludes
+// everyone, a waiting writer stops new readers, a steady stream of readers does not starve a
+// writer, renewal and loss on both sides, and readers and writers of several processes at an
+// occupancy counter, on 1 and on 5 nodes.
+#include "support/counter_processes.hpp"
+#include "support/integration.hpp"
+
+namespace {
+
+using locksmith::async_read_lock;
+using locksmith::async_write_lock;
+
+std::string readers_key(std::string const& name)
+{
+   return lock_key(name) + ":readers";
+}
+
+std::string writer_waiting_key(std::string const& name)
+{
+   return lock_key(name) + ":writer_waiting";
+}
+
+// 4 processes x 6 coroutines (2 writers, 4 readers) x 10 rounds: a writer counts itself in and
+// checks that nobody else holds; a reader checks that no writer does.
+void readers_and_writers_of_four_processes(std::vector<std::string> nodes, redis_server& counter)
+{
+   locksmith::test::counter_run const r{.nodes = std::move(nodes),
+                                        .counter_port = counter.port(),
+                                        .name = unique_key("rw"),
+                                        .counter = unique_key("occupancy"),
+                                        .processes = 4,
+                                        .workers = 6,
+                                        .rounds = 10,
+                                        .lock = {.ttl = 10s, .wait = 60s},
+                                        .kind = {locksmith::detail::lease_kind::of::read},
+                                        .writers = 2,
+                                        .hold = 2ms,
+                                        .node_timeout = 1s};
+   auto const o = locksmith::test::run_counter_processes(r);
+   locksmith::test::check_children(o, r);
+   BOOST_TEST_MESSAGE(r.increments()
+                      << " read and write leases in " << to_ms(o.took)
+                      << " ms; most readers at once: " << locksmith::test::highest_occupancy(r));
+   BOOST_TEST(counter.text({"GET", r.counter + ":holders"}) == "0");
+   BOOST_TEST(counter.text({"GET", r.counter + ":writers"}) == "0");
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(rw_lock, server_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(readers_share_and_exclude_a_writer)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   run(ioc, [&]() -> asio::awaitable<void> {
+      locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
+      auto r1 = co_await async_read_lock(a, name, now);
+      auto r2 = co_await async_read_lock(a, name, now);
+      auto r3 = co_await async_read_lock(b, name, now);
+      BOOST_TEST((r1.held() && r2.held() && r3.held()));
+      BOOST_TEST(srv.text({"ZCARD", readers_key(name)}) == "3");
+      auto [ec, w] = co_await async_write_lock(b, name, now, tuple);
+      BOOST_TEST(ec == error::lock_taken);
+      co_await a.async_unlock(r1);
+      co_await a.async_unlock(r2);
+      co_await b.async_unlock(r3);
+      srv.text({"DEL", writer_waiting_key(name)});  // left by the refused writer
+      auto held = co_await async_write_lock(b, name, now);
+      BOOST_TEST(held.held());
+      auto [rec, r4] = co_await async_read_lock(a, name, now, tuple);
+      BOOST_TEST(rec == error::lock_taken);
+      auto [wec, w2] = co_await async_write_lock(a, name, now, tuple);
+      BOOST_TEST(wec == error::lock_taken);
+      co_await b.async_unlock(held);
+   }());
+}
+
+// A writer that waits for a reader keeps new readers out; it gets the lock when the reader
+// leaves, and the refused reader gets it after the writer.
+BOOST_AUTO_TEST_CASE(a_waiting_writer_stops_new_readers)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()},
+      c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   event wrote{ioc}, read{ioc};
+   lease writer, late;
+   auto write = [&]() -> asio::awaitable<void> {
+      writer = co_await async_write_lock(b, name, {.ttl = 30s, .wait = 20s});
+      wrote.set();
+   };
+   auto read_late = [&]() -> asio::awaitable<void> {
+      late = co_await async_read_lock(c, name, {.ttl = 30s, .wait = 20s});
+      read.set();
+   };
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto reader = co_await async_read_lock(a, name, {.ttl = 30s});
+         tasks.spawn(write());
+         BOOST_TEST(co_await eventually(
+            [&] {
+               return srv.text({"EXISTS", writer_waiting_key(name)}) == "1";
+            },
+            5s));
+         auto [ec, refused] = co_await async_read_lock(c, name, {.wait = 0ms}, tuple);
+         BOOST_TEST(ec == error::lock_taken);
+         // The writer's mark is kept fresh while it waits, past its own 1 s TTL.
+         co_await sleep(2500ms);
+         BOOST_TEST(!wrote.is_set());
+         BOOST_TEST(srv.text({"EXISTS", writer_waiting_key(name)}) == "1");
+         co_await a.async_unlock(reader);
+         BOOST_TEST(co_await wrote.wait(5s));
+         BOOST_TEST(srv.text({"EXISTS", writer_waiting_key(name)}) == "0");
+         tasks.spawn(read_late());
+         BOOST_TEST(!co_await read.wait(200ms));
+         co_await b.async_unlock(writer);
+         BOOST_TEST(co_await read.wait(5s));
+         co_await c.async_unlock(late);
+      }(),
+      20s);
+}
+
+// Three readers take turns so that one always holds (each enters before the last leaves). A
+// writer that arrives meanwhile still gets the lock, and the readers go on after it.
+BOOST_AUTO_TEST_CASE(a_steady_stream_of_readers_does_not_starve_a_writer)
+{
+   locksmith::client w{ioc.get_executor(), cfg()};
+   std::vector<std::unique_ptr<locksmith::client>> readers;
+   for (int i = 0; i < 3; ++i)
+      readers.push_back(std::make_unique<locksmith::client>(ioc.get_executor(), cfg()));
+   auto const name = unique_key();
+   int reads = 0, reads_after_write = 0;
+   bool written = false, stop = false;
+   auto reader = [&](int i) -> asio::awaitable<void> {
+      co_await sleep(std::chrono::milliseconds{10 * i});  // staggered: always one holds
+      while (!stop) {
+         auto l = co_await async_read_lock(*readers[i], name, {.ttl = 10s, .wait = 10s});
+         ++reads;
+         reads_after_write += written ? 1 : 0;
+         co_await sleep(30ms);
+         co_await readers[i]->async_unlock(l);
+      }
+   };
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (int i = 0; i < 3; ++i)
+            tasks.spawn(reader(i));
+         BOOST_TEST(co_await eventually([&] { return reads >= 10; }, 5s));
+         auto held = co_await async_write_lock(w, name, {.ttl = 10s, .wait = 10s});
+         written = true;
+         BOOST_TEST(srv.text({"ZCARD", readers_key(name)}) == "0");
+         co_await w.async_unlock(held);
+         BOOST_TEST(co_await eventually([&] { return reads_after_write >= 3; }, 5s));
+         stop = true;
+         BOOST_TEST(co_await eventually([&] { return tasks.running() == 0; }, 5s));
+      }(),
+      30s);
+   BOOST_TEST_MESSAGE(reads << " reads, " << reads_after_write << " after the write");
+}
+
+// Both sides are renewed past their TTL, and each finds its loss when its entry is gone.
+BOOST_AUTO_TEST_CASE(both_sides_are_renewed_and_their_loss_is_detected)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key(), other = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto r = co_await async_read_lock(c, name, {.ttl = 300ms});
+         auto w = co_await async_write_lock(c, other, {.ttl = 300ms});
+         co_await sleep(900ms);
+         BOOST_TEST((r.held() && w.held()));
+         srv.text({"ZREM", readers_key(name), r.token()});
+         srv.text({"DEL", lock_key(other)});
+         auto [rec] = co_await r.async_wait_lost(asio::cancel_after(5s, tuple));
+         auto [wec] = co_await w.async_wait_lost(asio::cancel_after(5s, tuple));
+         BOOST_TEST((!rec && !wec));
+         auto [u1] = co_await c.async_unlock(r, tuple);
+         auto [u2] = co_await c.async_unlock(w, tuple);
+         BOOST_TEST((u1 == error::lease_lost && u2 == error::lease_lost));
+      }(),
+      10s);
+}
+
+BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_one_node)
+{
+   redis_server counter;
+   readers_and_writers_of_four_processes({srv.url()}, counter);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(rw_lock_redlock, servers_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_five_nodes)
+{
+   start(5);
+   redis_server counter;
+   readers_and_writers_of_four_processes(cfg(1s).nodes, counter);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

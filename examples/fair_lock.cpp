@@ -76,8 +76,8 @@ int main(int argc, char** argv)
    auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
    std::vector<std::unique_ptr<locksmith::client>> clients;
    for (int i = 0; i < 5; ++i)  // the clerk's, then one per customer
-      clients.push_back(std::make_unique<locksmith::client>(
-         ioc.get_executor(), locksmith::config{.nodes = {url}}));
+      clients.push_back(std::make_unique<locksmith::client>(ioc.get_executor(),
+                                                            locksmith::config{.nodes = {url}}));
    if (auto ec = clients[0]->config_error()) {
       std::cerr << "bad Redis URL: " << ec.message() << '\n';
       return 2;

@@ -143,11 +143,14 @@ BOOST_AUTO_TEST_CASE(a_waiter_that_gives_up_leaves_the_queue)
          auto held = co_await a.async_lock(name, fair());
          auto [ec, l] = co_await b.async_lock(name, fair(300ms), tuple);
          BOOST_TEST(ec == error::wait_timeout);
-         BOOST_TEST(co_await eventually([&] { return srv.text({"LLEN", queue_key(name)}) == "0"; }));
-         auto [cec, cl] =
-            co_await b.async_lock(name, fair(), asio::cancel_after(300ms, tuple));
+         BOOST_TEST(co_await eventually([&] {
+            return srv.text({"LLEN", queue_key(name)}) == "0";
+         }));
+         auto [cec, cl] = co_await b.async_lock(name, fair(), asio::cancel_after(300ms, tuple));
          BOOST_TEST(cec == asio::error::operation_aborted);
-         BOOST_TEST(co_await eventually([&] { return srv.text({"LLEN", queue_key(name)}) == "0"; }));
+         BOOST_TEST(co_await eventually([&] {
+            return srv.text({"LLEN", queue_key(name)}) == "0";
+         }));
          co_await a.async_unlock(held);
          BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
          auto again = co_await b.async_lock(name, fair(0ms));
@@ -175,7 +178,10 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_only_the_waiter_it_hands_the_lock_to)
          for (int i = 1; i < 4; ++i) {
             tasks.spawn(wait(i));
             BOOST_TEST_REQUIRE(co_await eventually(
-               [&] { return srv.text({"LLEN", queue_key(name)}) == std::to_string(i); }, 10s));
+               [&] {
+                  return srv.text({"LLEN", queue_key(name)}) == std::to_string(i);
+               },
+               10s));
          }
          auto const before = calls("evalsha");
          co_await clients[0]->async_unlock(held);

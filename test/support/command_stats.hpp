@@ -39,8 +39,14 @@ inline std::int64_t calls_of(command_stats const& stats, std::string const& name
 // but no client sends them.
 inline bool run_by_scripts(std::string_view cmd)
 {
-   return cmd == "set" || cmd == "get" || cmd == "time" || cmd == "pttl" || cmd == "del" ||
-          cmd == "publish" || cmd == "pexpire" || cmd == "incr";
+   // The lock's, then the sorted sets of the semaphore, the read-write and reentrant locks and
+   // the fair lock's queue deadlines, then the fair lock's queue.
+   for (std::string_view s : {"set", "get", "time", "pttl", "del", "publish", "pexpire", "incr",
+                              "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
+                              "zremrangebyscore", "rpush", "lindex", "lrem"})
+      if (cmd == s)
+         return true;
+   return false;
 }
 
 }  // namespace locksmith::test

@@ -219,6 +219,26 @@ BOOST_AUTO_TEST_CASE(semaphore_holds_at_most_two_permits, *utf::timeout(60))
    only_the_fence_key_is_left(srv, "examples/partner-api");
 }
 
+// The read-write lock's writer finds no reader of its process beside it, and readers share.
+// It runs until Ctrl-C; it is stopped once the writer has held the lock.
+BOOST_AUTO_TEST_CASE(rw_lock_writer_excludes_the_readers, *utf::timeout(60))
+{
+   redis_server srv;
+   auto p = run_example("rw_lock", srv);
+   BOOST_TEST_REQUIRE(poll_until([&] { return key_exists(srv, lock_key("examples/prices")); }, 20s),
+                      p.err());
+   ::kill(p.pid(), SIGINT);
+   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
+   auto const out = p.out();
+   auto const beside_writer =
+      numbers(out, R"(republishes \(fencing token \d+\), readers here: (\d+))");
+   BOOST_TEST_REQUIRE(!beside_writer.empty(), out);
+   BOOST_TEST(*std::max_element(beside_writer.begin(), beside_writer.end()) == 0u, out);
+   BOOST_TEST(matches(out, R"(reader \d reads, with [1-3] other readers here)"), out);
+   BOOST_TEST(!key_exists(srv, lock_key("examples/prices")));
+   BOOST_TEST(srv.text({"EXISTS", lock_key("examples/prices") + ":readers"}) == "0");
+}
+
 // The reentrant example's helper takes the account again for its request at once, and the
 // other request gets it only after both holds are released.
 BOOST_AUTO_TEST_CASE(reentrant_takes_the_lock_again_for_the_same_request, *utf::timeout(60))

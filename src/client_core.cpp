@@ -79,9 +79,12 @@ void client_core::start()
 {
    if (ctx_.config_error)
       return;
-   if (ctx_.nodes.empty())
+   if (ctx_.nodes.empty()) {
+      auto const fleet = std::make_shared<node_fleet>(ctx_.cfg.nodes.size());
       for (auto const& url : ctx_.cfg.nodes)
-         ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, *parse_url(url), ctx_.cfg));
+         ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, *parse_url(url), ctx_.cfg,
+                                                           fleet, ctx_.nodes.size()));
+   }
    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
       // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.
       ctx_.nodes[i]->start([weak = weak_from_this(), i](push_event const& e) {

@@ -104,7 +104,8 @@ boost::redis::request const& script_call::by_text() const
    return *by_text_;
 }
 
-redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg)
+redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg,
+                       std::shared_ptr<node_fleet> fleet, std::size_t index)
     : cfg_{make_redis_config(url, cfg)}
     , name_{redacted(url)}
     , marker_{connection_marker(cfg.prefix)}
@@ -124,6 +125,9 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
     , quarantine_{effective_quarantine(cfg)}
     , trusted_from_{quarantine_.count() > 0 ? std::chrono::steady_clock::time_point::max()
                                             : std::chrono::steady_clock::time_point::min()}
+    , fleet_{std::move(fleet)}
+    , index_{index}
+    , mark_key_{trusted_run_key(cfg.prefix)}
     , log_{cfg}
 {
    sub_.set_receive_response(pushes_);
@@ -132,6 +136,8 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
 void redis_node::start(push_handler on_push)
 {
    on_push_ = std::move(on_push);
+   if (fleet_)
+      fleet_->nodes.push_back(weak_from_this());
    if (on_connected_) {
       *on_connected_ = [weak = weak_from_this()] {
          if (auto self = weak.lock())
@@ -177,7 +183,9 @@ void redis_node::reconnect()
 
 bool redis_node::quarantined() const noexcept
 {
-   return std::chrono::steady_clock::now() < trusted_from_;
+   if (std::chrono::steady_clock::now() >= trusted_from_)
+      return false;
+   return !(fleet_ && fleet_->contacts.fresh() && !run_id_.empty() && run_id_ == first_run_id_);
 }
 
 void redis_node::on_command_connection()
@@ -187,6 +195,7 @@ void redis_node::on_command_connection()
    if (++connections_ == 1)
       return;
    trusted_from_ = std::chrono::steady_clock::time_point::max();
+   run_id_.clear();  // unknown until it answers: no fresh-fleet pass meanwhile
    // Not from inside Boost.Redis's own call to the logger.
    asio::post(cmd_.get_executor(),
               [self = shared_from_this(), n = connections_] { self->learn_uptime(n); });
@@ -197,32 +206,92 @@ void redis_node::learn_uptime(unsigned connection)
    auto req = std::make_shared<redis::request>();
    req->push("INFO", "server");
    auto resp = std::make_shared<redis::generic_response>();
+   exec_command(cmd_, *req, *resp,
+                [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+                   // An answer from an older connection says nothing of the server now; a failed
+                   // one is asked again on the next connection.
+                   if (ec || connection != std::max(self->connections_, 1u))
+                      return;
+                   auto const now = std::chrono::steady_clock::now();
+                   if (resp->has_error() && resp->error().diagnostic.starts_with("LOADING")) {
+                      // A server that is still loading its data says nothing of its age yet (and
+                      // is the very case the quarantine is for): ask again, distrusted meanwhile.
+                      auto t = std::make_shared<asio::steady_timer>(self->cmd_.get_executor(),
+                                                                    uptime_retry);
+                      t->async_wait([self, t, connection](error_code) {
+                         if (connection == std::max(self->connections_, 1u) && !self->stopped_)
+                            self->learn_uptime(connection);
+                      });
+                      return;
+                   }
+                   if (resp->has_error() || resp->value().empty()) {
+                      self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
+                      self->first_contact_made(connection, {});
+                      return;
+                   }
+                   auto const& info = resp->value().front().value;
+                   auto const uptime = parse_uptime(info);
+                   self->run_id_ = std::string{parse_run_id(info).value_or("")};
+                   if (connection == 1)
+                      self->first_run_id_ = self->run_id_;
+                   auto const from = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+                   if (from <= now || self->run_id_.empty()) {
+                      self->trusted_from_ = from;
+                      self->mark_trusted();
+                      self->first_contact_made(connection, {});
+                      return;
+                   }
+                   self->learn_mark(connection, from);
+                });
+}
+
+void redis_node::learn_mark(unsigned connection, std::chrono::steady_clock::time_point from)
+{
+   // A young server: did a client trust this run of it already?
+   auto req = std::make_shared<redis::request>();
+   req->push("GET", mark_key_);
+   auto resp = std::make_shared<redis::generic_response>();
    exec_command(
       cmd_, *req, *resp,
-      [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-         // An answer from an older connection says nothing of the server now; a failed
-         // one is asked again on the next connection.
+      [self = shared_from_this(), req, resp, connection, from](error_code ec, std::size_t) {
          if (ec || connection != std::max(self->connections_, 1u))
             return;
+         // Denied (ACL) or absent: not marked. A mark of an earlier run (a restart from a dump)
+         // says the fleet was in use, but not that this run is trusted.
+         bool const marked = !resp->has_error() && !resp->value().empty() &&
+                             resp->value().front().data_type != redis::resp3::type::null;
          auto const now = std::chrono::steady_clock::now();
-         if (resp->has_error() && resp->error().diagnostic.starts_with("LOADING")) {
-            // A server that is still loading its data says nothing of its age yet (and
-            // is the very case the quarantine is for): ask again, distrusted meanwhile.
-            auto t = std::make_shared<asio::steady_timer>(self->cmd_.get_executor(), uptime_retry);
-            t->async_wait([self, t, connection](error_code) {
-               if (connection == std::max(self->connections_, 1u) && !self->stopped_)
-                  self->learn_uptime(connection);
-            });
-            return;
-         }
-         if (resp->has_error() || resp->value().empty()) {
-            self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
-            return;
-         }
-         auto const uptime = parse_uptime(resp->value().front().value);
-         self->trusted_from_ = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
-         self->log_quarantine(now);
+         bool const this_run = marked && resp->value().front().value == self->run_id_;
+         self->trusted_from_ = this_run ? now : from;
+         self->first_contact_made(connection, {.young = true, .marked = marked});
+         if (self->quarantined())
+            self->log_quarantine(now);
       });
+}
+
+void redis_node::first_contact_made(unsigned connection, first_contact c)
+{
+   if (!fleet_ || connection != 1 || !fleet_->contacts.record(index_, c))
+      return;
+   // This contact completed a fresh fleet: the young nodes count from now on (quarantined()), in
+   // the runs they have now, and mark them.
+   for (auto const& weak : fleet_->nodes)
+      if (auto n = weak.lock(); n && n->run_id_ == n->first_run_id_ &&
+                                std::chrono::steady_clock::now() < n->trusted_from_)
+         n->mark_trusted();
+}
+
+void redis_node::mark_trusted()
+{
+   if (run_id_.empty())
+      return;
+   // Best effort, ahead of any script that this node's vote may now count for (one connection,
+   // in order); a user whom ACLs deny it leaves the run unmarked, which costs only availability.
+   auto req = std::make_shared<redis::request>();
+   req->push("SET", mark_key_, run_id_);
+   auto resp = std::make_shared<redis::generic_response>();
+   exec_command(cmd_, *req, *resp,
+                [self = shared_from_this(), req, resp](error_code, std::size_t) {});
 }
 
 void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)

@@ -10,6 +10,7 @@
 #include <locksmith/config.hpp>
 #include <locksmith/detail/link_health.hpp>
 #include <locksmith/detail/pushes.hpp>
+#include <locksmith/detail/quarantine.hpp>
 #include <locksmith/detail/scripts.hpp>
 #include <locksmith/detail/silence_gate.hpp>
 #include <locksmith/detail/url.hpp>
@@ -120,9 +121,14 @@ public:
 /// Every operation started on either connection holds the node (shared_from_this) until it
 /// completes: Boost.Redis's operations use their connection until then, so the node, which owns
 /// both connections, must not end before the last of them.
+struct node_fleet;
+
 class redis_node final : public node, public std::enable_shared_from_this<redis_node> {
 public:
-   redis_node(boost::asio::any_io_executor ex, node_url url, config const& cfg);
+   /// `fleet` (may be null) is shared by the nodes of one client, `index` is this node's place
+   /// in it: their first contacts decide whether the fleet is fresh (fleet_contacts).
+   redis_node(boost::asio::any_io_executor ex, node_url url, config const& cfg,
+              std::shared_ptr<node_fleet> fleet = nullptr, std::size_t index = 0);
 
    /// Starts both connections' run loops and the push receive loop. They keep the node alive.
    void start(push_handler on_push) override;
@@ -155,6 +161,9 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
+   void learn_mark(unsigned connection, std::chrono::steady_clock::time_point trusted_from);
+   void first_contact_made(unsigned connection, first_contact c);
+   void mark_trusted();
    void log_quarantine(std::chrono::steady_clock::time_point now);
    void start_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                    std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
@@ -195,11 +204,30 @@ private:
    // Restart quarantine. The command connection's logger reports each new connection; the
    // uptime is asked (INFO server) on it, and until the answer the node's votes do not count.
    // The first connection's INFO is queued at start(), ahead of every script.
+   // A node whose server is young counts at once if its trusted_run_key holds its run_id, or if
+   // the client's first contacts found a fresh fleet and the server still runs the run it had
+   // then (fleet_contacts); this node marks each run that it trusts.
    std::chrono::milliseconds quarantine_;
    std::chrono::steady_clock::time_point trusted_from_;
    unsigned connections_ = 0;
+   std::shared_ptr<node_fleet> fleet_;
+   std::size_t index_;
+   std::string mark_key_;
+   std::string run_id_;        // of the server this node is connected to now (empty: unknown)
+   std::string first_run_id_;  // of the server its first connection found
 
    log_sink log_;  // config::logger
+};
+
+/// The nodes of one client, for the fresh-fleet rule: their first contacts, and the nodes to
+/// tell once those make a fresh fleet.
+struct node_fleet {
+   explicit node_fleet(std::size_t nodes)
+       : contacts{nodes}
+   {}
+
+   fleet_contacts contacts;
+   std::vector<std::weak_ptr<redis_node>> nodes;
 };
 
 }  // namespace locksmith::detail

@@ -224,14 +224,16 @@ long reap_workers(chaos_options const& o, harness& h, shared_block& shm)
    return crashed;
 }
 
-// Lock keys (not fence keys) still on the node, and connections still subscribed.
+// Lock keys (not fence keys, nor the restart quarantine's trusted-run mark) still on the node,
+// and connections still subscribed.
 long orphan_keys(std::string const& url)
 {
-   auto const r =
-      blocking_command(url, {"EVAL",
-                             "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
-                             "if not string.find(k, ':fence$') then n = n + 1 end end return n",
-                             "0"});
+   auto const r = blocking_command(
+      url, {"EVAL",
+            "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
+            "if not string.find(k, ':fence$') and k ~= 'chaos:trusted-run' then n = n + 1 end "
+            "end return n",
+            "0"});
    return r ? std::stol(*r) : -1;
 }
 

@@ -94,8 +94,20 @@ struct config {
    /// node is made, and advanced on this process's steady clock. It protects every lease whose
    /// TTL is at most the quarantine; a lease with a longer TTL may still be taken over once the
    /// quarantine has passed, while its key lives on in fewer than a quorum of nodes. A user whom
-   /// an ACL denies INFO gets no quarantine (the node is trusted). Empty (the default): 30 s with
-   /// 3 nodes or more, none with fewer (one node has no quorum to protect). Must not be negative.
+   /// an ACL denies INFO gets no quarantine (the node is trusted).
+   ///
+   /// A fleet deployed a moment ago is young too, and is not made to wait: a client with a
+   /// quarantine writes the server's `run_id` to the key `prefix + "trusted-run"` of each node
+   /// whose current run it trusts (best effort: an ACL may deny it). A young server whose mark
+   /// holds its own run_id counts at once. If, at a client's first contact, every node is young
+   /// and none holds a mark (of any run), no client with a quarantine has used the fleet: it
+   /// counts at once, for as long as each server keeps the run it had then. The rule's limit: a
+   /// whole fleet restarted empty at the same moment looks new, so a lease taken before that
+   /// lives nowhere; its holder's next renewal finds it lost, and the new holder's fence is the
+   /// higher. Clients with no quarantine neither write nor read marks.
+   ///
+   /// Empty (the default): 30 s with 3 nodes or more, none with fewer (one node has no quorum to
+   /// protect). Must not be negative.
    std::optional<std::chrono::milliseconds> restart_quarantine = {};
 
    /// TLS for `rediss://` nodes: verified by default (see tls_options).

@@ -124,6 +124,8 @@ BOOST_AUTO_TEST_CASE(a_node_in_restart_quarantine_is_logged)
    log_lines log;
    auto quarantined = cfg();
    quarantined.restart_quarantine = 30s;  // the server has just started
+   // ... and a client trusted an earlier run of it: a restart, not a new fleet.
+   srv.command({"SET", quarantined.prefix + "trusted-run", "an-earlier-run"});
    locksmith::client c{ioc.get_executor(), log.into(quarantined)};
    run(ioc, [&]() -> asio::awaitable<void> {
       BOOST_TEST(co_await eventually([&] {

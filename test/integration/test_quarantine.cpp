@@ -1,7 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // Restart quarantine (issue 8): 3 of 5 nodes are killed and restarted empty while a lease is
 // held. Without quarantine a second client gets the lock at once (the hazard, shown first); with
-// it, neither an old client nor a new one gets it until the quarantine has passed.
+// it, neither an old client nor a new one gets it until the quarantine has passed. A fleet that
+// no client has used counts at once, with the default quarantine.
 #include "support/integration.hpp"
 
 #include <random>
@@ -26,8 +27,8 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
       ioc,
       [&]() -> asio::awaitable<void> {
          auto la = co_await holder.async_lock(name, held);
-         // The old client learned the uptimes before the restart: the servers, just started, are
-         // in quarantine too, so its first lock waits it out.
+         // The old client found a fresh fleet (every server just started, none marked by a
+         // client): its nodes count at once, and it marks their runs as trusted.
          auto [warm_ec, warm] = co_await old_client.async_lock(
             name + "/warm-up", {.ttl = 2s, .wait = 10s, .renew = false}, tuple);
          BOOST_REQUIRE(!warm_ec);
@@ -85,6 +86,70 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
                         << " s after the restart: " << got.message());
          co_await old_client.async_unlock(lb, tuple);
          co_await holder.async_unlock(la, tuple);
+      }(),
+      60s);
+}
+
+// A fleet deployed a moment ago (every server young, none marked) is not a fleet restarted: a
+// client with the default 30 s quarantine locks at once and marks each server's run; a client
+// that comes later trusts those marks; a server restarted empty has lost its mark and sits out
+// the quarantine, alone.
+BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
+{
+   start(5);
+   auto cfg = servers_fixture::cfg(200ms);
+   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;  // the default: 30 s for 5
+   auto const mark = cfg.prefix + "trusted-run";
+   auto const run_id = [&](std::size_t i) {
+      auto const info = servers[i]->text({"INFO", "server"});
+      auto const at = info.find("run_id:") + 7;
+      return info.substr(at, info.find_first_of("\r\n", at) - at);
+   };
+   auto const name = "fresh-fleet/" + std::to_string(std::random_device{}());
+   auto const quick = locksmith::lock_options{.ttl = 5s, .wait = 5s, .renew = false};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         {
+            locksmith::client first{ioc.get_executor(), cfg};
+            locksmith::report got;
+            auto [ec, l] = co_await first.async_lock(name, quick, got, tuple);
+            BOOST_TEST(!ec, ec.message() << ": " << got.message());
+            if (!ec)
+               co_await first.async_unlock(l, tuple);
+            co_await first.async_close(tuple);
+         }
+         for (std::size_t i = 0; i < servers.size(); ++i)
+            BOOST_TEST(servers[i]->text({"GET", mark}) == run_id(i), "server " << i);
+
+         {
+            locksmith::client later{ioc.get_executor(), cfg};
+            locksmith::report got;
+            auto [ec, l] = co_await later.async_lock(name, quick, got, tuple);
+            BOOST_TEST(!ec, ec.message() << ": " << got.message());
+            if (!ec)
+               co_await later.async_unlock(l, tuple);
+            co_await later.async_close(tuple);
+         }
+
+         servers[0]->restart();
+         BOOST_TEST(servers[0]->text({"EXISTS", mark}) == "0");
+         {
+            locksmith::client after{ioc.get_executor(), cfg};
+            locksmith::report diag;
+            auto [ec, l] = co_await after.async_lock(name, quick, diag, tuple);
+            BOOST_TEST(!ec, ec.message() << ": " << diag.message());  // 4 of 5 is a quorum
+            auto const refused =
+               std::count_if(diag.nodes.begin(), diag.nodes.end(), [](auto const& n) {
+                  return n.message.find("quarantine") != std::string::npos;
+               });
+            BOOST_TEST(refused == 1, diag.message());
+            BOOST_TEST(diag.nodes.at(0).message.find("quarantine") != std::string::npos,
+                       diag.message());
+            if (!ec)
+               co_await after.async_unlock(l, tuple);
+            co_await after.async_close(tuple);
+         }
       }(),
       60s);
 }

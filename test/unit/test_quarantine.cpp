@@ -50,4 +50,51 @@ BOOST_AUTO_TEST_CASE(trust_starts_a_quarantine_after_the_server_started_never_so
    BOOST_TEST((trusted_from(now, 100s, 30s) < now));     // up long ago: trusted at once
 }
 
+BOOST_AUTO_TEST_CASE(run_id_is_read_from_info_server)
+{
+   auto const info = "# Server\r\nredis_version:7.0.15\r\nrun_id:"
+                     "5b1e8e0d2f3a4c5d6e7f8091a2b3c4d5e6f70812\r\nuptime_in_seconds:42\r\n";
+   BOOST_TEST(parse_run_id(info).value() == "5b1e8e0d2f3a4c5d6e7f8091a2b3c4d5e6f70812");
+   BOOST_TEST(!parse_run_id("run_id:\r\n"));
+   BOOST_TEST(!parse_run_id("master_run_id:abc\r\n"));  // a field of its own, not run_id
+   BOOST_TEST(!parse_run_id(""));
+   BOOST_TEST(info_field("a:1\nbb:2\n", "bb").value() == "2");
+   BOOST_TEST(!info_field("a:1\nbb:2\n", "b"));
+}
+
+BOOST_AUTO_TEST_CASE(a_fleet_is_fresh_when_every_node_is_young_and_unmarked)
+{
+   fleet_contacts f{3};
+   BOOST_TEST(!f.record(0, {.young = true}));
+   BOOST_TEST(!f.record(2, {.young = true}));
+   BOOST_TEST(!f.fresh());  // node 1 has not answered yet
+   BOOST_TEST(f.record(1, {.young = true}));
+   BOOST_TEST(f.fresh());
+   BOOST_TEST(!f.record(1, {.young = true}));  // decided once
+   BOOST_TEST(!f.record(7, {}));               // no such node: ignored
+}
+
+BOOST_AUTO_TEST_CASE(a_fleet_in_use_is_not_fresh)
+{
+   // A node that a client trusted (marked, in this run or an earlier one): some client may hold
+   // a lease there, and the young unmarked nodes beside it may have forgotten theirs.
+   fleet_contacts marked{3};
+   marked.record(0, {.young = true, .marked = true});
+   marked.record(1, {.young = true});
+   BOOST_TEST(!marked.record(2, {.young = true}));
+   BOOST_TEST(!marked.fresh());
+   // A node up for longer than the quarantine (or one whose INFO an ACL denies): the fleet is
+   // not new.
+   fleet_contacts old{2};
+   old.record(0, {.young = true});
+   BOOST_TEST(!old.record(1, {}));
+   BOOST_TEST(!old.fresh());
+   // A first contact that repeats does not change the picture.
+   fleet_contacts again{2};
+   again.record(0, {});
+   again.record(0, {.young = true});
+   BOOST_TEST(!again.record(1, {.young = true}));
+   BOOST_TEST(!again.fresh());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

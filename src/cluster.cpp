@@ -56,15 +56,20 @@ std::optional<endpoint> parse_address(std::string_view a)
 
 }  // namespace
 
-std::uint16_t hash_slot(std::string_view key) noexcept
+std::string_view hash_tag(std::string_view key) noexcept
 {
    auto const open = key.find('{');
-   if (open != key.npos) {
-      auto const close = key.find('}', open + 1);
-      if (close != key.npos && close != open + 1)
-         key = key.substr(open + 1, close - open - 1);
-   }
-   return crc16(key) & (slot_count - 1);
+   if (open == key.npos)
+      return key;
+   auto const close = key.find('}', open + 1);
+   if (close == key.npos || close == open + 1)
+      return key;
+   return key.substr(open + 1, close - open - 1);
+}
+
+std::uint16_t hash_slot(std::string_view key) noexcept
+{
+   return crc16(hash_tag(key)) & (slot_count - 1);
 }
 
 std::optional<redirect> parse_redirect(std::string_view error)

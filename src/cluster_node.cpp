@@ -112,13 +112,7 @@ std::shared_ptr<redis_node> cluster_node::owner_of(std::uint16_t slot) const
 void cluster_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
 {
-   auto const now = clock::now();
-   // Every key of a lock carries its hash tag: the first key's slot is that of them all.
-   auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
-   auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
-                                                      std::move(still_wanted), std::move(done),
-                                                      false, slot, 0});
-   route(c, owner_of(slot), false);
+   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
 }
 
 void cluster_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
@@ -126,11 +120,19 @@ void cluster_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
                                        std::function<bool()> still_wanted,
                                        std::function<void(node_reply&&)> done)
 {
+   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
+}
+
+void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                         bool even_if_silent)
+{
    auto const now = clock::now();
+   // Every key of a lock carries its hash tag: the first key's slot is that of them all.
    auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
    auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
                                                       std::move(still_wanted), std::move(done),
-                                                      true, slot, 0});
+                                                      even_if_silent, slot, 0});
    route(c, owner_of(slot), false);
 }
 

@@ -48,6 +48,9 @@ public:
 
 private:
    struct routed_call;
+   void begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+              std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+              bool even_if_silent);
    void route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> to, bool asking);
    void on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from, node_reply&& r);
    std::shared_ptr<redis_node> master_for(endpoint const& e);

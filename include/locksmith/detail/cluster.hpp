@@ -19,8 +19,11 @@ namespace locksmith::detail {
 /// The number of hash slots of a Redis Cluster.
 inline constexpr std::uint16_t slot_count = 16384;
 
-/// The slot of a key: CRC16 (XMODEM) of its hash tag, modulo 16384. The tag is what lies between
-/// the first `{` and the first `}` after it, when that is not empty; otherwise the whole key.
+/// The part of a key that Redis Cluster hashes: what lies between the first `{` and the first `}`
+/// after it, when that is not empty; otherwise the whole key.
+std::string_view hash_tag(std::string_view key) noexcept;
+
+/// The slot of a key: CRC16 (XMODEM) of its hash tag, modulo 16384.
 std::uint16_t hash_slot(std::string_view key) noexcept;
 
 /// A redirection: `MOVED <slot> <host>:<port>` (the slot has a new master: ask it from now on)

@@ -26,6 +26,9 @@ struct client_context {
    std::shared_ptr<owned_work> work = std::make_shared<owned_work>();  // what close() waits for
    bool stopped = false;  // the client was closed, cancelled or destroyed: operations end at once
    telemetry tel = {};    // log lines and metrics
+   // A node is a Redis Cluster: the keys of one script call must share one slot, so renewals
+   // are batched per slot.
+   bool one_slot_per_call = false;
 };
 
 }  // namespace locksmith::detail

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "client_core.hpp"
 
+#include "cluster_node.hpp"
 #include "extend.hpp"
 #include "log.hpp"
 #include "release.hpp"
@@ -49,6 +50,10 @@ client_core::client_core(asio::any_io_executor e, config c)
     , dog_{ctx_}
 {
    ctx_.config_error = validate_config(ctx_.cfg);
+   ctx_.one_slot_per_call = std::any_of(ctx_.cfg.nodes.begin(), ctx_.cfg.nodes.end(), [](auto& u) {
+      auto const url = parse_url(u);
+      return url && url->cluster();
+   });
    share_logger(ctx_.cfg);  // before the nodes copy the config
    ctx_.tel.configure(ctx_.cfg);
 }
@@ -80,10 +85,17 @@ void client_core::start()
    if (ctx_.config_error)
       return;
    if (ctx_.nodes.empty()) {
+      // A cluster node never reports a first contact to the fleet, so a fleet with a cluster in
+      // it is never taken for fresh: its nodes sit out the quarantine as before.
       auto const fleet = std::make_shared<node_fleet>(ctx_.cfg.nodes.size());
-      for (auto const& url : ctx_.cfg.nodes)
-         ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, *parse_url(url), ctx_.cfg,
-                                                           fleet, ctx_.nodes.size()));
+      for (auto const& url : ctx_.cfg.nodes) {
+         auto u = *parse_url(url);
+         if (u.cluster())
+            ctx_.nodes.push_back(std::make_shared<cluster_node>(ctx_.ex, std::move(u), ctx_.cfg));
+         else
+            ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, std::move(u), ctx_.cfg,
+                                                              fleet, ctx_.nodes.size()));
+      }
    }
    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
       // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.

@@ -319,8 +319,9 @@ struct redis_node::pending_eval {
    std::chrono::steady_clock::time_point start;
    std::chrono::steady_clock::time_point deadline;
    node_reply reply;
-   bool waits = false;                       // a WAIT follows the script
-   std::optional<redis::request> with_wait;  // the script and the WAIT, when it does
+   bool waits = false;                   // a WAIT follows the script
+   bool asking = false;                  // an ASKING comes before it
+   std::optional<redis::request> built;  // the script with them, when either does
 };
 
 void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
@@ -337,9 +338,17 @@ void redis_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
    start_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
 }
 
+void redis_node::eval_asking(std::shared_ptr<script_call const> call,
+                             std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                             std::function<void(node_reply&&)> done)
+{
+   start_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), true, true);
+}
+
 void redis_node::start_eval(std::shared_ptr<script_call const> call,
                             std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
-                            std::function<void(node_reply&&)> done, bool even_if_silent)
+                            std::function<void(node_reply&&)> done, bool even_if_silent,
+                            bool asking)
 {
    auto const now = std::chrono::steady_clock::now();
    bool const waits = wait_replicas_ > 0 && waits_for_replicas(*call->code);
@@ -350,6 +359,7 @@ void redis_node::start_eval(std::shared_ptr<script_call const> call,
                                                         now + timeout,
                                                         {},
                                                         waits,
+                                                        asking,
                                                         std::nullopt});
    if (gated_ && !gate_.open() && !even_if_silent)
       return refuse(*p);
@@ -390,13 +400,23 @@ void redis_node::probe()
 redis::request const& redis_node::request_for(pending_eval& p, bool by_text) const
 {
    auto const& script = by_text ? p.call->by_text() : p.call->by_sha;
-   if (!p.waits)
+   if (!p.waits && !p.asking)
       return script;
+   if (p.asking) {
+      // ASKING applies to the next command of the connection only: the script, right behind it.
+      p.built.emplace();
+      p.built->push("ASKING");
+      auto const& c = *p.call;
+      push_eval(*p.built, by_text ? "EVAL" : "EVALSHA", by_text ? c.code->text : c.code->sha1,
+                c.keys, c.args);
+   } else {
+      p.built = script;
+   }
    // In the same request, so no extra round trip: WAIT counts the replicas that acknowledged
    // every write of this connection so far, the script's included.
-   p.with_wait = script;
-   p.with_wait->push("WAIT", wait_replicas_, replica_timeout_.count());
-   return *p.with_wait;
+   if (p.waits)
+      p.built->push("WAIT", wait_replicas_, replica_timeout_.count());
+   return *p.built;
 }
 
 error_code redis_node::check_replicas(pending_eval& p) const
@@ -429,6 +449,9 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
       cmd_, req, resp,
       asio::cancel_after(left, [self = shared_from_this(), p, by_text](error_code ec, std::size_t) {
          auto& r = p->reply;
+         // ASKING's OK, ahead of the script's reply.
+         if (!ec && p->asking && !r.resp.has_error() && !r.resp.value().empty())
+            r.resp.value().erase(r.resp.value().begin());
          // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text
          // once.
          if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted()) {
@@ -466,6 +489,20 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
          r.latency = std::chrono::steady_clock::now() - p->start;
          p->done(std::move(r));
       }));
+}
+
+void redis_node::command(std::shared_ptr<redis::request const> req,
+                         std::chrono::milliseconds timeout,
+                         std::function<void(error_code, redis::generic_response&&)> done)
+{
+   auto resp = std::make_shared<redis::generic_response>();
+   exec_command(cmd_, *req, *resp,
+                asio::cancel_after(timeout, [self = shared_from_this(), req, resp,
+                                             done = std::move(done)](error_code ec, std::size_t) {
+                   if (ec == asio::error::operation_aborted && !self->stopped_)
+                      ec = asio::error::timed_out;
+                   done(ec, std::move(*resp));
+                }));
 }
 
 void redis_node::send_pubsub(redis::request req)

@@ -142,6 +142,16 @@ public:
                             std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
                             std::function<void(node_reply&&)> done) override;
 
+   /// As eval_even_if_silent, with ASKING before the script in the same request: what a Redis
+   /// Cluster's ASK redirection asks for, the slot being migrated to this node.
+   void eval_asking(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                    std::function<bool()> still_wanted, std::function<void(node_reply&&)> done);
+
+   /// Sends a request whose every command has a reply; `done` gets its reply or the error
+   /// (asio::error::timed_out after `timeout`).
+   void command(std::shared_ptr<boost::redis::request const> req, std::chrono::milliseconds timeout,
+                std::function<void(error_code, boost::redis::generic_response&&)> done);
+
    /// Uses request::subscribe, which Boost.Redis restores after a reconnect.
    void subscribe(std::string const& channel) override;
    void unsubscribe(std::string const& channel) override;
@@ -167,7 +177,7 @@ private:
    void log_quarantine(std::chrono::steady_clock::time_point now);
    void start_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                    std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
-                   bool even_if_silent);
+                   bool even_if_silent, bool asking = false);
    void refuse(pending_eval& p);
    void probe();
    boost::redis::request const& request_for(pending_eval& p, bool by_text) const;

@@ -124,16 +124,16 @@ bool valid_master_name(std::string_view s)
    });
 }
 
-// "host[:port],host[:port]...", each port 26379 by default.
-bool parse_sentinels(std::string_view list, node_url& u)
+// "host[:port],host[:port]...", each port `default_port` when none is given.
+bool parse_hosts(std::string_view list, std::string_view default_port, std::vector<endpoint>& out)
 {
    for (;;) {
       auto const comma = list.find(',');
       node_url one;
-      one.port = default_sentinel_port;
+      one.port = default_port;
       if (!parse_hostport(list.substr(0, comma), one))
          return false;
-      u.sentinels.push_back({std::move(one.host), std::move(one.port)});
+      out.push_back({std::move(one.host), std::move(one.port)});
       if (comma == list.npos)
          return true;
       list.remove_prefix(comma + 1);
@@ -149,7 +149,7 @@ std::optional<node_url> parse_sentinel_url(std::string_view url)
    if (slash == url.npos)
       return std::nullopt;  // no master name
    auto authority = url.substr(0, slash);
-   if (!take_userinfo(authority, u) || !parse_sentinels(authority, u))
+   if (!take_userinfo(authority, u) || !parse_hosts(authority, default_sentinel_port, u.sentinels))
       return std::nullopt;
    auto const path = url.substr(slash + 1);
    auto const next = path.find('/');
@@ -161,12 +161,26 @@ std::optional<node_url> parse_sentinel_url(std::string_view url)
    return u;
 }
 
+// What follows "redis+cluster://": the seeds, and nothing after them.
+std::optional<node_url> parse_cluster_url(std::string_view authority)
+{
+   node_url u;
+   u.host.clear();
+   u.port.clear();
+   if (authority.find('/') != authority.npos || !take_userinfo(authority, u) ||
+       !parse_hosts(authority, "6379", u.seeds))
+      return std::nullopt;
+   return u;
+}
+
 }  // namespace
 
 std::optional<node_url> parse_url(std::string_view url)
 {
    if (url.starts_with("redis+sentinel://"))
       return parse_sentinel_url(url.substr(17));
+   if (url.starts_with("redis+cluster://"))
+      return parse_cluster_url(url.substr(16));
    node_url u;
    if (url.starts_with("redis://")) {
       url.remove_prefix(8);
@@ -214,7 +228,10 @@ std::string shown_host(std::string const& host, std::string const& port)
 
 std::string redacted(node_url const& u)
 {
-   std::string s = u.sentinel() ? "redis+sentinel://" : u.tls ? "rediss://" : "redis://";
+   std::string s = u.sentinel()  ? "redis+sentinel://"
+                   : u.cluster() ? "redis+cluster://"
+                   : u.tls       ? "rediss://"
+                                 : "redis://";
    if (!u.user.empty())
       s += percent_encode(u.user) + (u.password.empty() ? "@" : ":***@");
    else if (!u.password.empty())
@@ -223,6 +240,9 @@ std::string redacted(node_url const& u)
       for (auto const& e : u.sentinels)
          s += (&e == &u.sentinels.front() ? "" : ",") + shown_host(e.host, e.port);
       s += "/" + u.master_name;
+   } else if (u.cluster()) {
+      for (auto const& e : u.seeds)
+         s += (&e == &u.seeds.front() ? "" : ",") + shown_host(e.host, e.port);
    } else {
       s += shown_host(u.host, u.port);
    }

@@ -6,6 +6,8 @@
 #include "extend.hpp"
 #include "kind_calls.hpp"
 
+#include <locksmith/detail/cluster.hpp>
+#include <locksmith/detail/keys.hpp>
 #include <locksmith/detail/quorum.hpp>
 #include <locksmith/detail/watchdog_schedule.hpp>
 
@@ -14,6 +16,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <iterator>
+#include <optional>
 #include <utility>
 
 namespace locksmith::detail {
@@ -168,12 +172,21 @@ void watchdog::renew_next()
    if (renewing_ || due_.empty() || ctx_.stopped)
       return;
    auto const now = clock::now();
-   std::vector<std::shared_ptr<lease_state>> batch;
+   std::vector<std::shared_ptr<lease_state>> batch, other_slots;
+   std::optional<std::uint16_t> slot;  // on a Redis Cluster, the batch's: one call, one slot
    std::size_t taken = 0;
    for (; taken < due_.size() && batch.size() < max_batch; ++taken) {
       auto& st = *due_[taken];
       if (st.st != status::held)
          continue;  // ended while it waited for its turn
+      if (ctx_.one_slot_per_call) {
+         auto const s = hash_slot(lock_key(ctx_.cfg.prefix, st.name));
+         if (slot && *slot != s) {
+            other_slots.push_back(std::move(due_[taken]));  // in a later call, in order
+            continue;
+         }
+         slot = s;
+      }
       // Waiting may have taken it past the last moment a renewal could start.
       clock::time_point wake;
       if (due(st, now, wake))
@@ -182,6 +195,8 @@ void watchdog::renew_next()
          schedule(st, wake);
    }
    due_.erase(due_.begin(), due_.begin() + static_cast<long>(taken));
+   due_.insert(due_.begin(), std::make_move_iterator(other_slots.begin()),
+               std::make_move_iterator(other_slots.end()));
    if (!batch.empty())
       renew(std::move(batch));
 }

@@ -6,7 +6,8 @@
 //
 // One queue and one timer serve every lease of the client, ordered by when each is due: no
 // coroutine and no timer per lease. The leases that fall due together (within batch_window) are
-// renewed together, with one extend script call per node for up to max_batch of them, and each
+// renewed together, with one extend script call per node for up to max_batch of them (on a Redis
+// Cluster, of one slot: a call's keys must share it), and each
 // is settled on its own quorum once every node has answered or timed out. One such call is in
 // flight at a time: what falls due meanwhile goes in the next. Only the leases of the kinds whose
 // extend script is the lock's are batched (kind_calls.hpp, renewed_in_batches); a permit, a

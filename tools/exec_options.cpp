@@ -51,7 +51,9 @@ constexpr char const* synopsis = R"(
 constexpr char const* exec_notes = R"(
 URL: redis://[user[:password]@]host[:port][/db], or rediss://... for TLS, or
 redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] for a master that
-Sentinels manage (port 26379 by default; the user and password are the master's; no TLS).
+Sentinels manage (port 26379 by default; the user and password are the master's; no TLS), or
+redis+cluster://[user[:password]@]host[:port][,host[:port]] for a Redis Cluster, which counts as
+one node: each lock goes to the master of its slot (any nodes of the cluster as seeds; no TLS).
 Several --redis URLs make a RedLock over independent masters (quorum N/2+1). Passwords are
 never printed (URLs are shown as redis://user:***@host:port), but other users of this machine
 may see the command line: prefer an ACL user whose rights stop at the lock's keys (see the

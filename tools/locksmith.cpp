@@ -235,8 +235,9 @@ asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings 
    if (client.config_error()) {
       std::cerr << "locksmith: malformed --redis URL: expected "
                    "redis://[user[:password]@]host[:port][/db], rediss://... or "
-                   "redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] "
-                   "(rediss+sentinel:// is not supported)\n";
+                   "redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] or "
+                   "redis+cluster://[user[:password]@]host[:port][,host[:port]] "
+                   "(rediss+sentinel:// and rediss+cluster:// are not supported)\n";
       co_return ex_usage;
    }
    print_warnings(a, set);

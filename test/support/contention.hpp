@@ -38,6 +38,7 @@ struct contention_shape {
    std::chrono::microseconds max_hold{500};  // each holder holds for a uniform 0..max_hold
    bool spin = false;                        // spin{2 ms, 2 ms} instead of subscribe
    std::chrono::milliseconds node_timeout{1000};
+   std::string names_prefix;  // the names are names_prefix + 0..names-1; empty: a fresh one
 };
 
 struct contention_tally {
@@ -124,7 +125,8 @@ inline contention_tally run_contention(std::vector<std::string> const& nodes, co
    st.last_fence.assign(static_cast<std::size_t>(s.names), 0);
    st.t.per_client.assign(static_cast<std::size_t>(s.clients), 0);
    std::random_device rd;
-   auto const prefix = "contention/" + std::to_string(rd()) + "/";
+   auto const prefix =
+      s.names_prefix.empty() ? "contention/" + std::to_string(rd()) + "/" : s.names_prefix;
    asio::steady_timer all_done{ioc, s.budget};
    for (int i = 0; i < s.clients; ++i)
       for (int j = 0; j < s.coroutines; ++j) {

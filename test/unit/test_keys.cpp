@@ -1,4 +1,5 @@
 // Unit tests of lock_key, fence_key and release_channel (include/locksmith/detail/keys.hpp).
+#include <locksmith/detail/cluster.hpp>
 #include <locksmith/detail/keys.hpp>
 #include <locksmith/detail/validate.hpp>
 
@@ -14,54 +15,24 @@ namespace {
 
 using namespace std::string_view_literals;
 using locksmith::detail::fence_key;
+using locksmith::detail::hash_slot;
+using locksmith::detail::hash_tag;
 using locksmith::detail::lock_key;
 using locksmith::detail::release_channel;
-
-// CRC16-CCITT (XModem), the hash of the Redis Cluster specification.
-std::uint16_t crc16(std::string_view s)
-{
-   std::uint16_t crc = 0;
-   for (unsigned char c : s) {
-      crc ^= static_cast<std::uint16_t>(c << 8);
-      for (int i = 0; i < 8; ++i)
-         crc = (crc & 0x8000) ? static_cast<std::uint16_t>((crc << 1) ^ 0x1021)
-                              : static_cast<std::uint16_t>(crc << 1);
-   }
-   return crc;
-}
-
-// The part of a key that Redis Cluster hashes, as HASH_SLOT in the Cluster specification
-// chooses it: between the first '{' and the first '}' after it, unless that is empty or
-// missing, in which case the whole key.
-std::string_view hashed_part(std::string_view key)
-{
-   auto const open = key.find('{');
-   if (open == key.npos)
-      return key;
-   auto const close = key.find('}', open + 1);
-   if (close == key.npos || close == open + 1)
-      return key;
-   return key.substr(open + 1, close - open - 1);
-}
-
-unsigned slot(std::string_view key)
-{
-   return crc16(hashed_part(key)) & 16383u;
-}
 
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(keys)
 
-// The helpers above, against the Cluster specification's own examples.
+// hash_tag and hash_slot (detail/cluster.hpp), against the Cluster specification's own examples.
 BOOST_AUTO_TEST_CASE(cluster_slot_reference)
 {
-   BOOST_TEST(crc16("123456789") == 0x31C3u);
-   BOOST_TEST(slot("foo") == 12182u);
-   BOOST_TEST(hashed_part("{user1000}.following") == "user1000");
-   BOOST_TEST(hashed_part("foo{}{bar}") == "foo{}{bar}");
-   BOOST_TEST(hashed_part("foo{{bar}}zap") == "{bar");
-   BOOST_TEST(hashed_part("foo{bar}{zap}") == "bar");
+   BOOST_TEST(hash_slot("123456789") == (0x31C3u & 16383u));  // CRC16 0x31C3
+   BOOST_TEST(hash_slot("foo") == 12182u);
+   BOOST_TEST(hash_tag("{user1000}.following") == "user1000");
+   BOOST_TEST(hash_tag("foo{}{bar}") == "foo{}{bar}");
+   BOOST_TEST(hash_tag("foo{{bar}}zap") == "{bar");
+   BOOST_TEST(hash_tag("foo{bar}{zap}") == "bar");
 }
 
 BOOST_AUTO_TEST_CASE(exact_strings)
@@ -84,9 +55,9 @@ BOOST_AUTO_TEST_CASE(all_share_the_name_as_hash_tag)
    for (auto const name : {"orders/42"sv, "k"sv, "a b c"sv, "nightly-report"sv}) {
       BOOST_TEST_CONTEXT("name " << name)
       {
-         BOOST_TEST(hashed_part(lock_key("locksmith:", name)) == name);
-         BOOST_TEST(hashed_part(fence_key("locksmith:", name)) == name);
-         BOOST_TEST(hashed_part(release_channel("locksmith:", name)) == name);
+         BOOST_TEST(hash_tag(lock_key("locksmith:", name)) == name);
+         BOOST_TEST(hash_tag(fence_key("locksmith:", name)) == name);
+         BOOST_TEST(hash_tag(release_channel("locksmith:", name)) == name);
       }
    }
 }
@@ -121,8 +92,8 @@ BOOST_AUTO_TEST_CASE(names_with_braces_keep_one_slot)
       {
          BOOST_TEST(!locksmith::detail::validate_name(name));
          auto const lock = lock_key("locksmith:", name);
-         BOOST_TEST(slot(fence_key("locksmith:", name)) == slot(lock));
-         BOOST_TEST(slot(release_channel("locksmith:", name)) == slot(lock));
+         BOOST_TEST(hash_slot(fence_key("locksmith:", name)) == hash_slot(lock));
+         BOOST_TEST(hash_slot(release_channel("locksmith:", name)) == hash_slot(lock));
       }
    }
 }
@@ -136,8 +107,8 @@ BOOST_AUTO_TEST_CASE(names_with_binary_bytes)
    BOOST_TEST(lock == "locksmith:{a\0b\xff\r\n}"sv);
    BOOST_TEST(fence_key("locksmith:", name) == "locksmith:{a\0b\xff\r\n}:fence"sv);
    BOOST_TEST(release_channel("locksmith:", name) == "locksmith:{a\0b\xff\r\n}:released"sv);
-   BOOST_TEST(hashed_part(lock) == name);
-   BOOST_TEST(slot(fence_key("locksmith:", name)) == slot(lock));
+   BOOST_TEST(hash_tag(lock) == name);
+   BOOST_TEST(hash_slot(fence_key("locksmith:", name)) == hash_slot(lock));
    // The bytes after the NUL matter: they are not cut off.
    BOOST_TEST(lock_key("locksmith:", "a\0b"sv) != lock_key("locksmith:", "a\0c"sv));
 }

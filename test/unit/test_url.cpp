@@ -231,6 +231,55 @@ BOOST_AUTO_TEST_CASE(redacted_sentinel_url)
               "redis+sentinel://s1:26379/m");
 }
 
+BOOST_AUTO_TEST_CASE(cluster_url_takes_the_defaults)
+{
+   auto const u = parse_url("redis+cluster://n1");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->cluster());
+   BOOST_TEST(!u->sentinel());
+   BOOST_TEST(!u->tls);
+   BOOST_TEST_REQUIRE(u->seeds.size() == 1u);
+   BOOST_TEST((u->seeds[0] == endpoint{"n1", "6379"}));
+   BOOST_TEST(u->host == "");
+   BOOST_TEST(u->database == 0);
+   BOOST_TEST(!parse_url("redis://host").value().cluster());
+   BOOST_TEST(!parse_url("redis+sentinel://s1/m").value().cluster());
+}
+
+BOOST_AUTO_TEST_CASE(cluster_url_with_everything)
+{
+   auto const u = parse_url("redis+cluster://us%3Aer:p%40ss@n1:7000,[::1]:7001,n3");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(u->user == "us:er");
+   BOOST_TEST(u->password == "p@ss");
+   BOOST_TEST_REQUIRE(u->seeds.size() == 3u);
+   BOOST_TEST((u->seeds[0] == endpoint{"n1", "7000"}));
+   BOOST_TEST((u->seeds[1] == endpoint{"::1", "7001"}));
+   BOOST_TEST((u->seeds[2] == endpoint{"n3", "6379"}));
+}
+
+BOOST_AUTO_TEST_CASE(rejects_malformed_cluster_urls)
+{
+   expect_rejected({
+      "redis+cluster://"sv,         "redis+cluster://n1,"sv,  "redis+cluster://,n1"sv,
+      "redis+cluster://n1,,n2"sv,   "redis+cluster://n1:0"sv, "redis+cluster://n1:"sv,
+      "redis+cluster://n1:x"sv,     "redis+cluster://[::1"sv, "redis+cluster://u:p@"sv,
+      "redis+cluster://:p%zz@n1"sv,
+      "redis+cluster://n1/"sv,  // a cluster has database 0 only
+      "redis+cluster://n1/0"sv,     "redis+cluster://n1/1"sv, "redis+cluster://n1?x=1"sv,
+      "redis+cluster://n1#x"sv,     "redis+cluster://n 1"sv,
+      "rediss+cluster://n1"sv,  // TLS: the slot map may name masters by IP address only
+      "redis+Cluster://n1"sv,       "cluster://n1"sv,
+   });
+}
+
+BOOST_AUTO_TEST_CASE(redacted_cluster_url)
+{
+   auto const u = parse_url("redis+cluster://u:s3cr3t@n1,[::1]:7001");
+   BOOST_TEST_REQUIRE(u.has_value());
+   BOOST_TEST(redacted(*u) == "redis+cluster://u:***@n1:6379,[::1]:7001");
+}
+
 BOOST_AUTO_TEST_CASE(redacted_hides_the_password)
 {
    auto const u = parse_url("redis://user:s3cr3t@host:6380/2");
@@ -257,9 +306,10 @@ BOOST_AUTO_TEST_CASE(redacted_without_password)
 // What redacted() prints parses back to the same node, minus the password.
 BOOST_AUTO_TEST_CASE(redacted_round_trips_without_the_password)
 {
-   for (auto const url : {"redis://host"sv, "rediss://u@h:1/9"sv, "redis://[::1]:6380"sv,
-                          "redis://u:pw@h"sv, "redis://us%3Aer@h"sv, "redis://a%40b@h"sv,
-                          "redis+sentinel://u:pw@s1,[::1]:2/m@x,y/7"sv}) {
+   for (auto const url :
+        {"redis://host"sv, "rediss://u@h:1/9"sv, "redis://[::1]:6380"sv, "redis://u:pw@h"sv,
+         "redis://us%3Aer@h"sv, "redis://a%40b@h"sv, "redis+sentinel://u:pw@s1,[::1]:2/m@x,y/7"sv,
+         "redis+cluster://u:pw@n1,[::1]:2"sv}) {
       BOOST_TEST_CONTEXT("url " << url)
       {
          auto u = parse_url(url);

@@ -222,6 +222,17 @@ BOOST_AUTO_TEST_CASE(config_takes_sentinel_managed_masters_but_not_through_tls)
    BOOST_TEST(validate_config(with("redis+sentinel://a")) == invalid);
 }
 
+BOOST_AUTO_TEST_CASE(config_takes_clusters_but_not_through_tls)
+{
+   auto const with = [](std::string url) { return config{.nodes = {std::move(url)}}; };
+   BOOST_TEST(validate_config(with("redis+cluster://a,b:7001")) == ok);
+   // RedLock over independent clusters: each is one node.
+   BOOST_TEST(validate_config(config{
+                 .nodes = {"redis+cluster://a", "redis+cluster://b", "redis+cluster://c"}}) == ok);
+   BOOST_TEST(validate_config(with("rediss+cluster://a")) == invalid);
+   BOOST_TEST(validate_config(with("redis+cluster://a/0")) == invalid);
+}
+
 BOOST_AUTO_TEST_CASE(config_replica_timeout)
 {
    BOOST_TEST(validate_config(config{.wait_replicas = 1}) == ok);

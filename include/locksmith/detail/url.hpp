@@ -27,9 +27,12 @@ struct node_url {
    int database = 0;
    std::vector<endpoint> sentinels;  // the Sentinels to ask, in order; empty for a plain server
    std::string master_name;          // the master's name at those Sentinels
+   std::vector<endpoint> seeds;  // a Redis Cluster's nodes to learn its slot map from; else empty
 
    /// True for a master found through Sentinels (`redis+sentinel://`).
    bool sentinel() const noexcept { return !sentinels.empty(); }
+   /// True for a Redis Cluster (`redis+cluster://`), which counts as one node.
+   bool cluster() const noexcept { return !seeds.empty(); }
 
    friend bool operator==(node_url const&, node_url const&) = default;
 };
@@ -49,6 +52,12 @@ inline constexpr std::string_view default_sentinel_port = "26379";
 /// required and is printable ASCII without `/`, `?` or `#`. `rediss+sentinel://` (TLS) is
 /// refused: the master's address comes from the Sentinels, so there is no name to verify its
 /// certificate against.
+///
+/// And a Redis Cluster: `redis+cluster://[user[:password]@]host[:port][,host[:port]]...`, where
+/// the hosts are any of its nodes (port 6379 by default), asked for the slot map in turn, and the
+/// user and password those of every node. Nothing may follow the hosts: a cluster has only
+/// database 0. `rediss+cluster://` (TLS) is refused: the masters' addresses come from the slot
+/// map, which may name them by IP address only.
 std::optional<node_url> parse_url(std::string_view url);
 
 /// The URL again, without the password (for reports and messages). Ports are always shown.

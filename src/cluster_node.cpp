@@ -1,0 +1,241 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "cluster_node.hpp"
+
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+namespace redis = boost::redis;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+// A call that is redirected more often than this (a slot map in flux) answers with the last
+// redirection, which fails the call.
+constexpr unsigned max_redirections = 5;
+// How long a seed may take to answer CLUSTER SLOTS before the next one is asked.
+constexpr std::chrono::milliseconds slots_timeout{2000};
+// The pause before a call that met TRYAGAIN (its keys split by a migration under way) is sent
+// again.
+constexpr std::chrono::milliseconds try_again_pause{10};
+
+}  // namespace
+
+struct cluster_node::routed_call {
+   std::shared_ptr<script_call const> call;
+   clock::time_point start;
+   clock::time_point deadline;
+   std::function<bool()> still_wanted;
+   std::function<void(node_reply&&)> done;
+   bool even_if_silent = false;
+   std::uint16_t slot = 0;
+   unsigned redirections = 0;
+};
+
+cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const& cfg)
+    : ex_{std::move(ex)}
+    , url_{std::move(url)}
+    , cfg_{cfg}
+    , name_{redacted(url_)}
+    , owner_(slot_count)
+    , log_{cfg}
+{
+   for (auto const& e : url_.seeds)
+      seeds_.push_back(master_for(e));
+}
+
+std::shared_ptr<redis_node> cluster_node::master_for(endpoint const& e)
+{
+   auto& n = masters_[e.host + ":" + e.port];
+   if (!n) {
+      // The cluster's credentials are those of each of its nodes.
+      node_url u = url_;
+      u.seeds.clear();
+      u.host = e.host;
+      u.port = e.port;
+      n = std::make_shared<redis_node>(ex_, std::move(u), cfg_);
+      if (started_)
+         n->start([](push_event const&) {});
+   }
+   return n;
+}
+
+void cluster_node::start(push_handler on_push)
+{
+   started_ = true;
+   // Only the first seed's pushes reach the listener: every subscription is made there.
+   seeds_.front()->start(std::move(on_push));
+   for (auto const& [addr, n] : masters_)
+      if (n != seeds_.front())
+         n->start([](push_event const&) {});
+   refresh();
+}
+
+void cluster_node::stop()
+{
+   stopped_ = true;
+   for (auto const& [addr, n] : masters_)
+      n->stop();
+}
+
+void cluster_node::reconnect()
+{
+   for (auto const& [addr, n] : masters_)
+      n->reconnect();
+}
+
+bool cluster_node::quarantined() const noexcept
+{
+   return std::any_of(masters_.begin(), masters_.end(),
+                      [](auto const& m) { return m.second->quarantined(); });
+}
+
+void cluster_node::subscribe(std::string const& channel)
+{
+   seeds_.front()->subscribe(channel);
+}
+
+void cluster_node::unsubscribe(std::string const& channel)
+{
+   seeds_.front()->unsubscribe(channel);
+}
+
+std::shared_ptr<redis_node> cluster_node::owner_of(std::uint16_t slot) const
+{
+   // Before the map is known, the first seed answers, or redirects.
+   return owner_[slot] ? owner_[slot] : seeds_.front();
+}
+
+void cluster_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                        std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
+{
+   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
+}
+
+void cluster_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
+                                       std::chrono::milliseconds timeout,
+                                       std::function<bool()> still_wanted,
+                                       std::function<void(node_reply&&)> done)
+{
+   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
+}
+
+void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                         bool even_if_silent)
+{
+   auto const now = clock::now();
+   // Every key of a lock carries its hash tag: the first key's slot is that of them all.
+   auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
+   auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
+                                                      std::move(still_wanted), std::move(done),
+                                                      even_if_silent, slot, 0});
+   route(c, owner_of(slot), false);
+}
+
+void cluster_node::route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> to,
+                         bool asking)
+{
+   auto const left =
+      std::max(std::chrono::ceil<std::chrono::milliseconds>(c->deadline - clock::now()),
+               std::chrono::milliseconds{1});
+   auto on = [self = shared_from_this(), c, to](node_reply&& r) {
+      self->on_reply(c, to, std::move(r));
+   };
+   if (asking)
+      to->eval_asking(c->call, left, c->still_wanted, std::move(on));
+   else if (c->even_if_silent)
+      to->eval_even_if_silent(c->call, left, c->still_wanted, std::move(on));
+   else
+      to->eval(c->call, left, c->still_wanted, std::move(on));
+}
+
+void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from,
+                            node_reply&& r)
+{
+   auto const redir = r.ec || stopped_ ? std::nullopt : parse_redirect(r.server_message);
+   // A multi-key call whose keys a migration under way has split between two nodes.
+   bool const again = !r.ec && !stopped_ && r.server_message.starts_with("TRYAGAIN");
+   if (!(redir || again) || c->redirections >= max_redirections || clock::now() >= c->deadline ||
+       !c->still_wanted()) {
+      r.latency = clock::now() - c->start;
+      return c->done(std::move(r));
+   }
+   ++c->redirections;
+   if (again)
+      return try_again_later(std::move(c));
+   auto to = redir->to;
+   if (to.host.empty())  // a node that does not know its own address: reached as the seeds are
+      to.host = url_.seeds.front().host;
+   log_(log_level::debug, [&] { return from->name() + ": " + r.server_message; });
+   auto target = master_for(to);
+   if (!redir->ask) {
+      // The slot has a new master for good: the map is stale, and more slots may have moved.
+      owner_[redir->slot] = target;
+      refresh();
+   }
+   route(std::move(c), std::move(target), redir->ask);
+}
+
+void cluster_node::try_again_later(std::shared_ptr<routed_call> c)
+{
+   auto t = std::make_shared<asio::steady_timer>(ex_, try_again_pause);
+   t->async_wait([self = shared_from_this(), c = std::move(c), t](error_code) mutable {
+      auto to = self->owner_of(c->slot);
+      self->route(std::move(c), std::move(to), false);
+   });
+}
+
+void cluster_node::refresh()
+{
+   if (stopped_)
+      return;
+   if (refreshing_) {
+      refresh_again_ = true;
+      return;
+   }
+   refreshing_ = true;
+   ask_slots(0);
+}
+
+void cluster_node::ask_slots(std::size_t seed)
+{
+   if (stopped_ || seed >= seeds_.size()) {
+      refreshing_ = false;
+      if (!stopped_)
+         log_(log_level::warning, [&] { return name_ + ": no seed answered CLUSTER SLOTS"; });
+      return;
+   }
+   auto req = std::make_shared<redis::request>();
+   req->push("CLUSTER", "SLOTS");
+   seeds_[seed]->command(
+      std::move(req), slots_timeout,
+      [self = shared_from_this(), seed](error_code ec, redis::generic_response&& resp) {
+         std::optional<std::vector<slot_range>> map;
+         if (!ec && !resp.has_error())
+            map = parse_cluster_slots(resp.value());
+         if (!map || map->empty())
+            return self->ask_slots(seed + 1);
+         self->apply(*map, self->url_.seeds[seed].host);
+         self->refreshing_ = false;
+         if (std::exchange(self->refresh_again_, false))
+            self->refresh();
+      });
+}
+
+void cluster_node::apply(std::vector<slot_range> const& map, std::string const& asked_host)
+{
+   std::fill(owner_.begin(), owner_.end(), nullptr);
+   for (auto const& r : map) {
+      auto at = r.master;
+      if (at.host.empty())
+         at.host = asked_host;
+      auto const m = master_for(at);
+      std::fill(owner_.begin() + r.first, owner_.begin() + r.last + 1, m);
+   }
+}
+
+}  // namespace locksmith::detail

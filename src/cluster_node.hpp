@@ -1,0 +1,80 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// A Redis Cluster as one node: a redis_node per master, each script call sent to the master of its
+// keys' slot, and the redirections of a slot map that changes followed.
+#ifndef LOCKSMITH_SRC_CLUSTER_NODE_HPP
+#define LOCKSMITH_SRC_CLUSTER_NODE_HPP
+
+#include "node.hpp"
+
+#include <locksmith/detail/cluster.hpp>
+
+#include <map>
+
+namespace locksmith::detail {
+
+/// One node of the quorum that is a whole Redis Cluster (`redis+cluster://`). Every key and
+/// channel of a lock carries its `{name}` hash tag, so each script call has one slot, and goes to
+/// the master that the slot map names for it (the first seed while the map is not known yet).
+/// A MOVED reply updates the slot, asks the cluster for its whole map again, and sends the call
+/// to the new master; an ASK reply sends it with ASKING to the node named, for that call only.
+/// A call follows at most a few redirections, all within its timeout.
+///
+/// Release notifications use plain pub/sub on the first seed's subscriber connection: Redis
+/// Cluster carries every PUBLISH to every node, so one subscription hears the releases of all
+/// slots, wherever they move.
+class cluster_node final : public node, public std::enable_shared_from_this<cluster_node> {
+public:
+   cluster_node(boost::asio::any_io_executor ex, node_url url, config const& cfg);
+
+   void start(push_handler on_push) override;
+   void stop() override;
+
+   void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+             std::function<bool()> still_wanted, std::function<void(node_reply&&)> done) override;
+   void eval_even_if_silent(std::shared_ptr<script_call const> call,
+                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                            std::function<void(node_reply&&)> done) override;
+
+   void subscribe(std::string const& channel) override;
+   void unsubscribe(std::string const& channel) override;
+
+   /// Reconnects every master's command connection: which one lost step is not known here.
+   void reconnect() override;
+
+   std::string const& name() const noexcept override { return name_; }
+
+   /// True while any master is in its restart quarantine.
+   bool quarantined() const noexcept override;
+
+private:
+   struct routed_call;
+   void begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+              std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+              bool even_if_silent);
+   void route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> to, bool asking);
+   void on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from, node_reply&& r);
+   std::shared_ptr<redis_node> master_for(endpoint const& e);
+   std::shared_ptr<redis_node> owner_of(std::uint16_t slot) const;
+   void refresh();
+   void ask_slots(std::size_t seed);
+   void apply(std::vector<slot_range> const& map, std::string const& asked_host);
+   void try_again_later(std::shared_ptr<routed_call> c);
+
+   boost::asio::any_io_executor ex_;
+   node_url url_;
+   config cfg_;
+   std::string name_;
+   push_handler on_push_;
+   bool started_ = false;
+   bool stopped_ = false;
+   bool refreshing_ = false;
+   bool refresh_again_ = false;
+   std::map<std::string, std::shared_ptr<redis_node>> masters_;  // by "host:port"
+   std::vector<std::shared_ptr<redis_node>> seeds_;  // in the URL's order; [0] carries pub/sub
+   std::vector<std::shared_ptr<redis_node>> owner_;  // each slot's master; null: not known
+   log_sink log_;
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,228 @@
+// A Redis Cluster as one node (redis+cluster://), against real processes: three masters that
+// share the slots. Locks on every master, mutual exclusion over names of every shard, a waiter
+// woken by the release, and a lease that keeps its slot while the slot moves to another master.
+#include "support/cluster_group.hpp"
+#include "support/contention.hpp"
+#include "support/integration.hpp"
+#include "support/subscribe_fixture.hpp"
+
+#include <locksmith/detail/cluster.hpp>
+
+#include <set>
+#include <string>
+
+namespace {
+
+using locksmith::detail::hash_slot;
+using locksmith::test::calls_of;
+using locksmith::test::cluster_group;
+using locksmith::test::outcome;
+using locksmith::test::wait_for_lock;
+
+struct cluster_fixture {
+   cluster_group cluster;
+   asio::io_context ioc;
+
+   void teardown() { locksmith::test::expect_no_work_left(ioc); }
+
+   // A generous node timeout: a loaded 2-core machine.
+   locksmith::config cfg() const { return test_config({cluster.url()}, 1s); }
+
+   static std::uint16_t slot_of(std::string const& name) { return hash_slot(lock_key(name)); }
+
+   // A fresh name whose slot master `i` was given.
+   std::string name_on(std::size_t i) const
+   {
+      for (int k = 0;; ++k) {
+         auto name = unique_key() + "/" + std::to_string(k);
+         if (cluster.first_owner(slot_of(name)) == i)
+            return name;
+      }
+   }
+
+   // The errors that master `i` answered, counted by their first word (INFO errorstats).
+   std::string errors(std::size_t i) { return cluster.master(i).text({"INFO", "errorstats"}); }
+
+   // True when no master ever answered CROSSSLOT.
+   bool no_crossslot()
+   {
+      for (std::size_t i = 0; i < cluster.size(); ++i)
+         if (errors(i).find("CROSSSLOT") != std::string::npos)
+            return false;
+      return true;
+   }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(cluster, cluster_fixture, *needs_redis_server())
+
+// Each lock's keys land on the master of its slot, and the first calls (sent to the first seed
+// before the slot map is known, or after) follow MOVED. Leases taken together on every master
+// fall due together, and are renewed in one call per slot, never in one that spans slots.
+BOOST_AUTO_TEST_CASE(names_on_every_master_lock_renew_and_unlock)
+{
+   // A short node timeout leaves room for a short TTL (lock_options::loss_margin).
+   locksmith::client c{ioc.get_executor(), test_config({cluster.url()}, 300ms)};
+   std::vector<std::string> names;
+   for (std::size_t i = 0; i < cluster.size(); ++i)
+      names.push_back(name_on(i));
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         std::vector<lease> held;
+         for (auto const& name : names)
+            held.push_back(co_await c.async_lock(name, {.ttl = 2s, .wait = 10s}));
+         for (std::size_t i = 0; i < names.size(); ++i) {
+            BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == held[i].token());
+            BOOST_TEST(cluster.master(i).text({"EXISTS", fence_key(names[i])}) == "1");
+         }
+         // 1.5 TTL: each lease is renewed at least twice, or lost.
+         asio::steady_timer pause{ioc, 3s};
+         co_await pause.async_wait(asio::use_awaitable);
+         for (std::size_t i = 0; i < names.size(); ++i) {
+            BOOST_TEST(!held[i].lost());
+            co_await c.async_unlock(held[i]);
+            BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == "(nil)");
+         }
+         co_await c.async_close();
+      }(),
+      30s);
+   BOOST_TEST(no_crossslot());
+}
+
+// Every kind of lease, on a name of every master: their scripts touch several keys of the name
+// (holders, readers, queues), which share its slot, so none meets CROSSSLOT.
+BOOST_AUTO_TEST_CASE(every_kind_of_lease_works_on_every_master)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   locksmith::lock_options const opts{.ttl = 10s, .wait = 10s};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (std::size_t i = 0; i < cluster.size(); ++i) {
+            std::vector<lease> held;
+            held.push_back(co_await locksmith::async_acquire_permit(c, name_on(i), 2, opts));
+            held.push_back(co_await locksmith::async_read_lock(c, name_on(i), opts));
+            held.push_back(co_await locksmith::async_read_lock(c, name_on(i), opts));
+            held.push_back(co_await locksmith::async_write_lock(c, name_on(i), opts));
+            held.push_back(co_await locksmith::async_lock_reentrant(c, name_on(i), "me", opts));
+            auto fair = opts;
+            fair.fair = true;
+            held.push_back(co_await c.async_lock(name_on(i), fair));
+            for (auto& l : held) {
+               BOOST_TEST(l.held());
+               co_await c.async_unlock(l);
+            }
+         }
+         co_await c.async_close();
+      }(),
+      60s);
+   BOOST_TEST(no_crossslot());
+}
+
+// 64 coroutines in 2 clients on 12 names that cover the 3 masters: no two holders of a name at
+// once, fencing tokens that rise, no error, and no CROSSSLOT.
+BOOST_AUTO_TEST_CASE(mutual_exclusion_on_names_of_every_shard)
+{
+   constexpr int names = 12;
+   std::string prefix;
+   for (int attempt = 0;; ++attempt) {
+      prefix = unique_key() + "/" + std::to_string(attempt) + "/";
+      std::set<std::size_t> owners;
+      for (int k = 0; k < names; ++k)
+         owners.insert(cluster.first_owner(slot_of(prefix + std::to_string(k))));
+      if (owners.size() == cluster.size())
+         break;
+   }
+   locksmith::test::contention_shape const s{
+      .clients = 2, .coroutines = 32, .names = names, .cycles = 4000, .names_prefix = prefix};
+   auto const t = locksmith::test::run_contention({cluster.url()}, s);
+   BOOST_TEST_MESSAGE("cluster of 3: " << t.cycles << " cycles ("
+                                       << static_cast<long>(t.per_second()) << "/s), " << t.overlaps
+                                       << " overlaps, " << t.errors << " errors");
+   for (auto const& [kind, n] : t.kinds)
+      BOOST_TEST_MESSAGE("  " << kind << ": " << n);
+   BOOST_TEST(t.cycles >= s.cycles);
+   BOOST_TEST(t.overlaps == 0);
+   BOOST_TEST(t.inversions == 0);
+   BOOST_TEST(t.errors == 0);
+   for (std::size_t i = 0; i < cluster.size(); ++i)
+      BOOST_TEST(calls_of(cluster.master(i).commandstats(), "evalsha") > 0);
+   BOOST_TEST(no_crossslot());
+}
+
+// The waiter sleeps on a 30 s PTTL timer, subscribed on the first seed; the lock is on another
+// master, whose PUBLISH the cluster bus carries to every node: only the message wakes it in time.
+BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_on_another_shard)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = name_on(2);
+   outcome wb;
+   locksmith::test::event b_done{ioc};
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await a.async_lock(name, {.ttl = 30s, .wait = 10s});
+         tasks.spawn(wait_for_lock(b, name, locksmith::test::subscribe(30s, 20s), wb, b_done));
+         auto const subscribed = [&] {
+            auto const r = cluster.master(0).command({"PUBSUB", "NUMSUB", release_channel(name)});
+            return r.elements.size() == 2u && r.elements[1].integer == 1 && wb.diag.attempts >= 2;
+         };
+         BOOST_REQUIRE(co_await eventually(subscribed, 10s, 20ms));
+         BOOST_TEST(!b_done.is_set());
+         auto const unlocked_at = clock_type::now();
+         co_await a.async_unlock(la);
+         BOOST_REQUIRE(co_await b_done.wait(10s));
+         BOOST_TEST_MESSAGE("wake latency: " << to_ms(*wb.at - unlocked_at) << " ms");
+         BOOST_TEST(!wb.ec);
+         BOOST_TEST(cluster.master(2).text({"GET", lock_key(name)}) == wb.held.token());
+         co_await b.async_unlock(wb.held);
+         co_await a.async_close();
+         co_await b.async_close();
+      }(),
+      40s);
+}
+
+// A lease whose slot moves to another master while it is held. While the keys are on the new
+// master and the old one still owns the slot, renewals follow ASK (with ASKING); once the new
+// master owns it, MOVED. The lease, renewed every TTL/3, is never lost over 1.5 TTL in each
+// phase, and its release deletes the key on the new master.
+BOOST_AUTO_TEST_CASE(a_held_lease_follows_its_slot_to_another_master)
+{
+   // A short node timeout leaves room for a short TTL (lock_options::loss_margin).
+   locksmith::client c{ioc.get_executor(), test_config({cluster.url()}, 300ms)};
+   auto const name = name_on(0);
+   auto const slot = std::to_string(slot_of(name));
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         asio::steady_timer pause{ioc};
+         auto l = co_await c.async_lock(name, {.ttl = 2s, .wait = 10s});
+         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
+
+         cluster.start_migration(slot_of(name), 0, 1);
+         BOOST_TEST(cluster.master(0).text({"CLUSTER", "COUNTKEYSINSLOT", slot}) == "0");
+         BOOST_TEST(cluster.master(1).text({"CLUSTER", "COUNTKEYSINSLOT", slot}) == "2");
+         pause.expires_after(3s);
+         co_await pause.async_wait(asio::use_awaitable);
+         BOOST_TEST(!l.lost());
+         BOOST_TEST(calls_of(cluster.master(1).commandstats(), "asking") > 0);
+         BOOST_TEST(errors(0).find("errorstat_ASK:") != std::string::npos);
+
+         cluster.end_migration(slot_of(name), 1);
+         pause.expires_after(3s);
+         co_await pause.async_wait(asio::use_awaitable);
+         BOOST_TEST(!l.lost());
+         BOOST_TEST(errors(0).find("errorstat_MOVED:") != std::string::npos);
+         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
+         co_await c.async_unlock(l);
+         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == "(nil)");
+         co_await c.async_close();
+      }(),
+      40s);
+   BOOST_TEST(no_crossslot());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

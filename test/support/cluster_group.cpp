@@ -1,0 +1,109 @@
+#include "support/cluster_group.hpp"
+
+#include "support/sentinel_group.hpp"
+
+#include <stdexcept>
+
+namespace locksmith::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::uint16_t slots = 16384;
+
+bool has(std::string const& text, std::string const& what)
+{
+   return text.find(what) != std::string::npos;
+}
+
+void expect_ok(redis_server const& s, std::vector<std::string> const& args)
+{
+   auto const r = s.command(args);
+   if (r.type != reply::kind::status)
+      throw std::runtime_error(args.front() + " " + args.at(1) + " failed on port " +
+                               std::to_string(s.port()) + ": " + r.str);
+}
+
+}  // namespace
+
+cluster_group::cluster_group(std::size_t n)
+{
+   for (std::size_t i = 0; i < n; ++i) {
+      auto const file = dir_.file("nodes-" + std::to_string(i) + ".conf");
+      // A long node timeout: a loaded machine must not see a master fail.
+      masters_.push_back(std::make_unique<redis_server>(
+         std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", file,
+                                  "--cluster-node-timeout", "15000", "--dir", dir_.path.string()}));
+   }
+   for (std::size_t i = 0; i < n; ++i) {
+      std::uint16_t const first = static_cast<std::uint16_t>(slots * i / n);
+      std::uint16_t const last = static_cast<std::uint16_t>(slots * (i + 1) / n - 1);
+      expect_ok(*masters_[i],
+                {"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)});
+   }
+   for (std::size_t i = 1; i < n; ++i)
+      expect_ok(*masters_[0],
+                {"CLUSTER", "MEET", "127.0.0.1", std::to_string(masters_[i]->port())});
+   if (!wait_until([this] { return ready(); }, 20s))
+      throw std::runtime_error("the cluster did not reach cluster_state:ok within 20 s");
+}
+
+bool cluster_group::ready() const
+{
+   auto const known = "cluster_known_nodes:" + std::to_string(masters_.size());
+   for (auto const& m : masters_) {
+      auto const info = m->text({"CLUSTER", "INFO"});
+      if (!has(info, "cluster_state:ok") || !has(info, known))
+         return false;
+   }
+   return true;
+}
+
+std::string cluster_group::url() const
+{
+   std::string u = "redis+cluster://";
+   for (auto const& m : masters_)
+      u +=
+         (m == masters_.front() ? "" : ",") + std::string{"127.0.0.1:"} + std::to_string(m->port());
+   return u;
+}
+
+std::size_t cluster_group::first_owner(std::uint16_t slot) const
+{
+   return static_cast<std::size_t>(slot) * masters_.size() / slots;
+}
+
+std::string cluster_group::id(std::size_t i) const
+{
+   return masters_.at(i)->text({"CLUSTER", "MYID"});
+}
+
+void cluster_group::start_migration(std::uint16_t slot, std::size_t from, std::size_t to)
+{
+   auto const s = std::to_string(slot);
+   expect_ok(*masters_.at(to), {"CLUSTER", "SETSLOT", s, "IMPORTING", id(from)});
+   expect_ok(*masters_.at(from), {"CLUSTER", "SETSLOT", s, "MIGRATING", id(to)});
+   auto const keys = masters_[from]->command({"CLUSTER", "GETKEYSINSLOT", s, "1000"});
+   if (keys.type != reply::kind::array)
+      throw std::runtime_error("CLUSTER GETKEYSINSLOT failed: " + keys.str);
+   if (keys.elements.empty())
+      return;
+   std::vector<std::string> migrate{
+      "MIGRATE", "127.0.0.1", std::to_string(masters_[to]->port()), "", "0", "5000", "KEYS"};
+   for (auto const& k : keys.elements)
+      migrate.push_back(k.str);
+   expect_ok(*masters_[from], migrate);
+}
+
+void cluster_group::end_migration(std::uint16_t slot, std::size_t to)
+{
+   auto const s = std::to_string(slot);
+   auto const owner = id(to);
+   // The new owner first, as redis-cli does, so that its epoch wins.
+   expect_ok(*masters_.at(to), {"CLUSTER", "SETSLOT", s, "NODE", owner});
+   for (std::size_t i = 0; i < masters_.size(); ++i)
+      if (i != to)
+         expect_ok(*masters_[i], {"CLUSTER", "SETSLOT", s, "NODE", owner});
+}
+
+}  // namespace locksmith::test

@@ -13,6 +13,7 @@
 //   locksmith-bench --scenario renewal --leases 10000 --duration 30s --json
 //   locksmith-bench --scenario semaphore,rwlock,reentrant --strategy subscribe --json
 #include "plot.hpp"
+#include "cluster.hpp"
 #include "mutex.hpp"
 #include "quorum.hpp"
 #include "renewal.hpp"
@@ -60,7 +61,7 @@ struct options {
 // The scenarios that run only when named: they start servers of their own, or run in this process.
 bool on_request(std::string const& s)
 {
-   return s == "quorum" || s == "renewal" || s == "mutex";
+   return s == "quorum" || s == "renewal" || s == "mutex" || s == "cluster";
 }
 
 bool wanted(options const& o, std::string const& s)
@@ -115,8 +116,8 @@ scenario scenario_of(std::string const& s)
          return sc;
    throw CLI::ValidationError("--scenario", "unknown scenario '" + s +
                                                "' (uncontended, independent, contended, "
-                                               "handoff, quorum, renewal, mutex, semaphore, "
-                                               "rwlock, reentrant)");
+                                               "handoff, quorum, renewal, mutex, cluster, "
+                                               "semaphore, rwlock, reentrant)");
 }
 
 strategy strategy_of(std::string const& s)
@@ -298,8 +299,8 @@ void add_options(CLI::App& app, options& o)
    app.add_option(
          "--scenario", o.scenarios,
          "uncontended,independent,contended,handoff (default: these four); "
-         "quorum, renewal, mutex, semaphore (3 permits), rwlock (1 writer in 4), reentrant (only "
-         "when named)")
+         "quorum, renewal, mutex, cluster (1 and 3 masters), semaphore (3 permits), rwlock (1 "
+         "writer in 4), reentrant (only when named)")
       ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
@@ -448,6 +449,13 @@ int main(int argc, char** argv)
             m.duration = std::chrono::duration_cast<std::chrono::seconds>(
                duration_of(o.duration, "--duration"));
          sane = run_mutex(m) && sane;
+      }
+      if (wanted(o, "cluster")) {
+         cluster_plan c{.json = o.json};
+         if (!o.duration.empty())
+            c.duration = std::chrono::duration_cast<std::chrono::seconds>(
+               duration_of(o.duration, "--duration"));
+         sane = run_cluster(c) && sane;
       }
       if (renewal) {
          renewal->nodes = nodes;

@@ -89,15 +89,14 @@ std::string row(test::contention_shape const& s, result const& r, bool json)
    auto const per_core = r.server_us_per_acq > 0 ? 1e6 / r.server_us_per_acq : 0;
    if (json) {
       os << R"({"scenario":"cluster","masters":)" << r.masters << R"(,"clients":)" << s.clients
-         << R"(,"coroutines":)" << s.coroutines << R"(,"names":)" << s.names
-         << R"(,"pinned":)" << (r.pinned ? "true" : "false") << R"(,"cycles":)" << r.t.cycles
-         << R"(,"cycles_per_s":)" << number(r.t.per_second())
-         << R"(,"server_cpu_us_per_acquisition":)" << number(r.server_us_per_acq)
-         << R"(,"acquisitions_per_s_per_server_core":)" << number(per_core)
-         << R"(,"server_cpu_ms_by_master":)" << json_list(r.by_master.cpu_ms)
-         << R"(,"script_calls_by_master":)" << json_list(r.by_master.scripts)
-         << R"(,"overlaps":)" << r.t.overlaps << R"(,"fence_inversions":)" << r.t.inversions
-         << R"(,"errors":)" << r.t.errors << "}\n";
+         << R"(,"coroutines":)" << s.coroutines << R"(,"names":)" << s.names << R"(,"pinned":)"
+         << (r.pinned ? "true" : "false") << R"(,"cycles":)" << r.t.cycles << R"(,"cycles_per_s":)"
+         << number(r.t.per_second()) << R"(,"server_cpu_us_per_acquisition":)"
+         << number(r.server_us_per_acq) << R"(,"acquisitions_per_s_per_server_core":)"
+         << number(per_core) << R"(,"server_cpu_ms_by_master":)" << json_list(r.by_master.cpu_ms)
+         << R"(,"script_calls_by_master":)" << json_list(r.by_master.scripts) << R"(,"overlaps":)"
+         << r.t.overlaps << R"(,"fence_inversions":)" << r.t.inversions << R"(,"errors":)"
+         << r.t.errors << "}\n";
    } else {
       char line[240];
       std::snprintf(line, sizeof line,
@@ -157,8 +156,8 @@ bool run_cluster(cluster_plan const& plan)
       auto const ratio = results.back().t.per_second() / results.front().t.per_second();
       if (plan.json)
          std::cout << R"({"scenario":"cluster","masters":)" << results.back().masters
-                   << R"(,"scaling_over_masters_)" << results.front().masters
-                   << R"(":)" << number(ratio) << "}\n";
+                   << R"(,"scaling_over_masters_)" << results.front().masters << R"(":)"
+                   << number(ratio) << "}\n";
       else
          std::cout << "cluster  " << results.back().masters << " masters / "
                    << results.front().masters << " = " << number(ratio) << "\n";

@@ -203,66 +203,56 @@ void redis_node::on_command_connection()
 
 void redis_node::learn_uptime(unsigned connection)
 {
+   // The server's age and its trusted-run mark in one request, queued ahead of any script of
+   // this connection: both are known before the first vote that they decide. Each has a reply of
+   // its own, so that an ACL that denies GET does not hide the uptime.
    auto req = std::make_shared<redis::request>();
    req->push("INFO", "server");
-   auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp,
-                [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-                   // An answer from an older connection says nothing of the server now; a failed
-                   // one is asked again on the next connection.
-                   if (ec || connection != std::max(self->connections_, 1u))
-                      return;
-                   auto const now = std::chrono::steady_clock::now();
-                   if (resp->has_error() && resp->error().diagnostic.starts_with("LOADING")) {
-                      // A server that is still loading its data says nothing of its age yet (and
-                      // is the very case the quarantine is for): ask again, distrusted meanwhile.
-                      auto t = std::make_shared<asio::steady_timer>(self->cmd_.get_executor(),
-                                                                    uptime_retry);
-                      t->async_wait([self, t, connection](error_code) {
-                         if (connection == std::max(self->connections_, 1u) && !self->stopped_)
-                            self->learn_uptime(connection);
-                      });
-                      return;
-                   }
-                   if (resp->has_error() || resp->value().empty()) {
-                      self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
-                      self->first_contact_made(connection, {});
-                      return;
-                   }
-                   auto const& info = resp->value().front().value;
-                   auto const uptime = parse_uptime(info);
-                   self->run_id_ = std::string{parse_run_id(info).value_or("")};
-                   if (connection == 1)
-                      self->first_run_id_ = self->run_id_;
-                   auto const from = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
-                   if (from <= now || self->run_id_.empty()) {
-                      self->trusted_from_ = from;
-                      self->mark_trusted();
-                      self->first_contact_made(connection, {});
-                      return;
-                   }
-                   self->learn_mark(connection, from);
-                });
-}
-
-void redis_node::learn_mark(unsigned connection, std::chrono::steady_clock::time_point from)
-{
-   // A young server: did a client trust this run of it already?
-   auto req = std::make_shared<redis::request>();
    req->push("GET", mark_key_);
-   auto resp = std::make_shared<redis::generic_response>();
+   using reply = redis::response<redis::resp3::node, redis::resp3::node>;
+   auto resp = std::make_shared<reply>();
    exec_command(
       cmd_, *req, *resp,
-      [self = shared_from_this(), req, resp, connection, from](error_code ec, std::size_t) {
+      [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+         // An answer from an older connection says nothing of the server now; a failed one is
+         // asked again on the next connection.
          if (ec || connection != std::max(self->connections_, 1u))
             return;
-         // Denied (ACL) or absent: not marked. A mark of an earlier run (a restart from a dump)
-         // says the fleet was in use, but not that this run is trusted.
-         bool const marked = !resp->has_error() && !resp->value().empty() &&
-                             resp->value().front().data_type != redis::resp3::type::null;
          auto const now = std::chrono::steady_clock::now();
-         bool const this_run = marked && resp->value().front().value == self->run_id_;
-         self->trusted_from_ = this_run ? now : from;
+         auto const& info = std::get<0>(*resp);
+         if (info.has_error() && info.error().diagnostic.starts_with("LOADING")) {
+            // A server that is still loading its data says nothing of its age yet (and is the
+            // very case the quarantine is for): ask again, distrusted meanwhile.
+            auto t = std::make_shared<asio::steady_timer>(self->cmd_.get_executor(), uptime_retry);
+            t->async_wait([self, t, connection](error_code) {
+               if (connection == std::max(self->connections_, 1u) && !self->stopped_)
+                  self->learn_uptime(connection);
+            });
+            return;
+         }
+         if (info.has_error()) {
+            self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
+            self->first_contact_made(connection, {});
+            return;
+         }
+         auto const uptime = parse_uptime(info->value);
+         self->run_id_ = std::string{parse_run_id(info->value).value_or("")};
+         if (connection == 1)
+            self->first_run_id_ = self->run_id_;
+         auto const from = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
+         if (from <= now || self->run_id_.empty()) {
+            self->trusted_from_ = from;
+            self->mark_trusted();
+            self->first_contact_made(connection, {});
+            self->log_quarantine(now);  // none when trusted
+            return;
+         }
+         // A young server: did a client trust this run of it already? Denied (ACL) or absent:
+         // not marked. A mark of an earlier run (a restart from a dump) says that the fleet was
+         // in use, but not that this run is trusted.
+         auto const& mark = std::get<1>(*resp);
+         bool const marked = !mark.has_error() && mark->data_type != redis::resp3::type::null;
+         self->trusted_from_ = marked && mark->value == self->run_id_ ? now : from;
          self->first_contact_made(connection, {.young = true, .marked = marked});
          if (self->quarantined())
             self->log_quarantine(now);

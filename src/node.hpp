@@ -171,7 +171,6 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
-   void learn_mark(unsigned connection, std::chrono::steady_clock::time_point trusted_from);
    void first_contact_made(unsigned connection, first_contact c);
    void mark_trusted();
    void log_quarantine(std::chrono::steady_clock::time_point now);

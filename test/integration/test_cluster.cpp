@@ -255,7 +255,11 @@ BOOST_AUTO_TEST_CASE(a_held_lease_follows_its_slot_to_another_master)
 BOOST_FIXTURE_TEST_CASE(locks_on_a_dead_masters_slots_work_again_after_its_failover,
                         failover_fixture)
 {
-   locksmith::client c{ioc.get_executor(), cfg()};
+   auto conf = cfg();
+   // The releases of the attempts that timed out on the dead master are sent again, with a
+   // growing pause, until the new master answers them: time for async_close to see them through.
+   conf.close_timeout = 15s;
+   locksmith::client c{ioc.get_executor(), conf};
    auto const name = name_on(0);
    std::vector<std::string> const others{name_on(1), name_on(2)};
    auto const lock_others = [&]() -> asio::awaitable<void> {
@@ -280,6 +284,7 @@ BOOST_FIXTURE_TEST_CASE(locks_on_a_dead_masters_slots_work_again_after_its_failo
          auto const killed_at = clock_type::now();
          int rounds = 0;
          // The other masters' names lock while the cluster notices the death and fails over.
+         BOOST_TEST_CHECKPOINT("the other masters during the failover");
          while (!promoted(0, 1)) {
             BOOST_REQUIRE(clock_type::now() - killed_at < 30s);
             co_await lock_others();
@@ -291,19 +296,24 @@ BOOST_FIXTURE_TEST_CASE(locks_on_a_dead_masters_slots_work_again_after_its_failo
                                               << rounds << " rounds on the other masters");
          BOOST_TEST(rounds > 0);
 
+         BOOST_TEST_CHECKPOINT("lock on the new master");
          auto const relocked_from = clock_type::now();
          l = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s});
          BOOST_TEST_MESSAGE("locked on the new master " << to_ms(clock_type::now() - relocked_from)
                                                         << " ms after the failover");
          BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == l.token());
+         BOOST_TEST_CHECKPOINT("unlock on the new master");
          co_await c.async_unlock(l);
          BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
 
          BOOST_TEST(!held.lost());
          BOOST_TEST(cluster.replica(0).text({"GET", lock_key(across)}) == held.token());
+         BOOST_TEST_CHECKPOINT("unlock of the lease held across the failover");
          co_await c.async_unlock(held);
          BOOST_TEST(cluster.replica(0).text({"GET", lock_key(across)}) == "(nil)");
+         BOOST_TEST_CHECKPOINT("the other masters after the failover");
          co_await lock_others();
+         BOOST_TEST_CHECKPOINT("close");
          co_await c.async_close();
       }(),
       90s);

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "cluster_node.hpp"
 
+#include <boost/asio/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
@@ -21,6 +22,19 @@ constexpr std::chrono::milliseconds slots_timeout{2000};
 // The pause before a call that met TRYAGAIN (its keys split by a migration under way) is sent
 // again.
 constexpr std::chrono::milliseconds try_again_pause{10};
+// The shortest time between two reloads of the slot map that failed calls ask for: every call
+// to a dead master fails, and a reload asks the cluster once for all of them.
+constexpr std::chrono::milliseconds refresh_spacing{200};
+
+// A reply that says the master may no longer own the slot, or no longer exist: a transport
+// error or timeout (not a WAIT that fell short, which the master itself answered), a call
+// refused while the master is silent, or CLUSTERDOWN.
+bool master_may_be_gone(node_reply const& r)
+{
+   if (r.ec)
+      return r.ec != make_error_code(error::not_enough_replicas);
+   return r.server_message.starts_with("CLUSTERDOWN");
+}
 
 }  // namespace
 
@@ -40,6 +54,7 @@ cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const&
     , url_{std::move(url)}
     , cfg_{cfg}
     , name_{redacted(url_)}
+    , refresh_timer_{ex_}
     , owner_(slot_count)
     , log_{cfg}
 {
@@ -77,6 +92,7 @@ void cluster_node::start(push_handler on_push)
 void cluster_node::stop()
 {
    stopped_ = true;
+   refresh_timer_.cancel();
    for (auto const& [addr, n] : masters_)
       n->stop();
 }
@@ -161,6 +177,13 @@ void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redi
    bool const again = !r.ec && !stopped_ && r.server_message.starts_with("TRYAGAIN");
    if (!(redir || again) || c->redirections >= max_redirections || clock::now() >= c->deadline ||
        !c->still_wanted()) {
+      if (!stopped_ && master_may_be_gone(r))
+         refresh_soon();
+      // A cluster that lost a master and has not promoted its replica yet: passing, as a timeout
+      // is, so the engine tries again within the caller's wait instead of giving up on a server
+      // error. The message stays, for the report.
+      if (!r.ec && r.server_message.starts_with("CLUSTERDOWN"))
+         r.ec = asio::error::try_again;
       r.latency = clock::now() - c->start;
       return c->done(std::move(r));
    }
@@ -198,28 +221,71 @@ void cluster_node::refresh()
       return;
    }
    refreshing_ = true;
-   ask_slots(0);
+   last_refresh_ = clock::now();
+   ask_slots(std::make_shared<std::vector<slots_source> const>(slots_sources()), 0);
 }
 
-void cluster_node::ask_slots(std::size_t seed)
+void cluster_node::refresh_soon()
 {
-   if (stopped_ || seed >= seeds_.size()) {
+   if (stopped_ || refresh_scheduled_)
+      return;
+   auto const at = last_refresh_ + refresh_spacing;
+   if (clock::now() >= at)
+      return refresh();
+   refresh_scheduled_ = true;
+   refresh_timer_.expires_at(at);
+   refresh_timer_.async_wait([self = shared_from_this()](error_code) {
+      self->refresh_scheduled_ = false;
+      self->refresh();
+   });
+}
+
+std::vector<cluster_node::slots_source> cluster_node::slots_sources() const
+{
+   std::vector<slots_source> from;
+   auto const add = [&](std::string host, std::shared_ptr<redis_node> const& n) {
+      bool const known =
+         std::any_of(from.begin(), from.end(), [&](slots_source const& s) { return s.node == n; });
+      if (!known)
+         from.push_back({std::move(host), n});
+   };
+   auto const host_of = [](std::string const& addr) { return addr.substr(0, addr.rfind(':')); };
+   // The last node that answered is the likeliest to answer again: a dead first seed must not
+   // cost every reload a timeout.
+   for (auto const& [addr, n] : masters_)
+      if (n == answered_slots_)
+         add(host_of(addr), n);
+   for (std::size_t i = 0; i < seeds_.size(); ++i)
+      add(url_.seeds[i].host, seeds_[i]);
+   for (auto const& [addr, n] : masters_)
+      add(host_of(addr), n);
+   return from;
+}
+
+void cluster_node::ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i)
+{
+   if (stopped_ || i >= from->size()) {
       refreshing_ = false;
-      if (!stopped_)
-         log_(log_level::warning, [&] { return name_ + ": no seed answered CLUSTER SLOTS"; });
+      if (!stopped_) {
+         log_(log_level::warning, [&] { return name_ + ": no node answered CLUSTER SLOTS"; });
+         // Failed calls ask again, no more often than refresh_spacing.
+         refresh_again_ = false;
+      }
       return;
    }
    auto req = std::make_shared<redis::request>();
    req->push("CLUSTER", "SLOTS");
-   seeds_[seed]->command(
+   auto const& source = (*from)[i];
+   source.node->command(
       std::move(req), slots_timeout,
-      [self = shared_from_this(), seed](error_code ec, redis::generic_response&& resp) {
+      [self = shared_from_this(), from, i](error_code ec, redis::generic_response&& resp) {
          std::optional<std::vector<slot_range>> map;
          if (!ec && !resp.has_error())
             map = parse_cluster_slots(resp.value());
          if (!map || map->empty())
-            return self->ask_slots(seed + 1);
-         self->apply(*map, self->url_.seeds[seed].host);
+            return self->ask_slots(from, i + 1);
+         self->answered_slots_ = (*from)[i].node;
+         self->apply(*map, (*from)[i].host);
          self->refreshing_ = false;
          if (std::exchange(self->refresh_again_, false))
             self->refresh();

@@ -8,6 +8,8 @@
 
 #include <locksmith/detail/cluster.hpp>
 
+#include <boost/asio/steady_timer.hpp>
+
 #include <map>
 
 namespace locksmith::detail {
@@ -18,6 +20,13 @@ namespace locksmith::detail {
 /// A MOVED reply updates the slot, asks the cluster for its whole map again, and sends the call
 /// to the new master; an ASK reply sends it with ASKING to the node named, for that call only.
 /// A call follows at most a few redirections, all within its timeout.
+///
+/// A call that a master does not answer (a transport error, a timeout, a call refused while the
+/// master is silent) or that meets CLUSTERDOWN (which then reads as asio::error::try_again, a
+/// passing failure, with the server's message) fails as it is, and has the map reloaded, at most
+/// once per refresh_spacing: after a failover the slots of a dead master have a new one, which
+/// no redirection will name. The map is asked of the node that last answered it, then of the
+/// seeds, then of every other master known.
 ///
 /// Release notifications use plain pub/sub on the first seed's subscriber connection: Redis
 /// Cluster carries every PUBLISH to every node, so one subscription hears the releases of all
@@ -56,7 +65,13 @@ private:
    std::shared_ptr<redis_node> master_for(endpoint const& e);
    std::shared_ptr<redis_node> owner_of(std::uint16_t slot) const;
    void refresh();
-   void ask_slots(std::size_t seed);
+   void refresh_soon();
+   struct slots_source {
+      std::string host;
+      std::shared_ptr<redis_node> node;
+   };
+   std::vector<slots_source> slots_sources() const;
+   void ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i);
    void apply(std::vector<slot_range> const& map, std::string const& asked_host);
    void try_again_later(std::shared_ptr<routed_call> c);
 
@@ -69,6 +84,10 @@ private:
    bool stopped_ = false;
    bool refreshing_ = false;
    bool refresh_again_ = false;
+   bool refresh_scheduled_ = false;
+   std::chrono::steady_clock::time_point last_refresh_{};
+   boost::asio::steady_timer refresh_timer_;
+   std::shared_ptr<redis_node> answered_slots_;  // the node that last answered CLUSTER SLOTS
    std::map<std::string, std::shared_ptr<redis_node>> masters_;  // by "host:port"
    std::vector<std::shared_ptr<redis_node>> seeds_;  // in the URL's order; [0] carries pub/sub
    std::vector<std::shared_ptr<redis_node>> owner_;  // each slot's master; null: not known

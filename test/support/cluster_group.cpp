@@ -2,6 +2,7 @@
 
 #include "support/sentinel_group.hpp"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace locksmith::test {
@@ -27,14 +28,28 @@ void expect_ok(redis_server const& s, std::vector<std::string> const& args)
 }  // namespace
 
 cluster_group::cluster_group(std::size_t n)
+    : cluster_group(n, false)
+{}
+
+std::unique_ptr<redis_server> cluster_group::start_node(std::string const& name,
+                                                        char const* node_timeout)
 {
-   for (std::size_t i = 0; i < n; ++i) {
-      auto const file = dir_.file("nodes-" + std::to_string(i) + ".conf");
-      // A long node timeout: a loaded machine must not see a master fail.
-      masters_.push_back(std::make_unique<redis_server>(
-         std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", file,
-                                  "--cluster-node-timeout", "15000", "--dir", dir_.path.string()}));
-   }
+   auto const file = dir_.file("nodes-" + name + ".conf");
+   return std::make_unique<redis_server>(std::vector<std::string>{
+      "--cluster-enabled", "yes", "--cluster-config-file", file, "--cluster-node-timeout",
+      node_timeout, "--dbfilename", "dump-" + name + ".rdb", "--dir", dir_.path.string()});
+}
+
+cluster_group::cluster_group(std::size_t n, bool with_replicas)
+{
+   // Without replicas, a long node timeout: a loaded machine must not see a master fail. With
+   // them, a short one, so that a killed master fails over quickly.
+   char const* const node_timeout = with_replicas ? "1500" : "15000";
+   for (std::size_t i = 0; i < n; ++i)
+      masters_.push_back(start_node(std::to_string(i), node_timeout));
+   if (with_replicas)
+      for (std::size_t i = 0; i < n; ++i)
+         replicas_.push_back(start_node("r" + std::to_string(i), node_timeout));
    for (std::size_t i = 0; i < n; ++i) {
       std::uint16_t const first = static_cast<std::uint16_t>(slots * i / n);
       std::uint16_t const last = static_cast<std::uint16_t>(slots * (i + 1) / n - 1);
@@ -44,13 +59,57 @@ cluster_group::cluster_group(std::size_t n)
    for (std::size_t i = 1; i < n; ++i)
       expect_ok(*masters_[0],
                 {"CLUSTER", "MEET", "127.0.0.1", std::to_string(masters_[i]->port())});
+   for (auto const& r : replicas_)
+      expect_ok(*masters_[0], {"CLUSTER", "MEET", "127.0.0.1", std::to_string(r->port())});
    if (!wait_until([this] { return ready(); }, 20s))
       throw std::runtime_error("the cluster did not reach cluster_state:ok within 20 s");
+   for (std::size_t i = 0; i < replicas_.size(); ++i) {
+      auto const master_id = id(i);
+      // A replica may only replicate a node it knows of.
+      auto const knows = [&] {
+         return has(replicas_[i]->command({"CLUSTER", "NODES"}).str, master_id);
+      };
+      if (!wait_until(knows, 20s))
+         throw std::runtime_error("a replica did not learn of its master within 20 s");
+      expect_ok(*replicas_[i], {"CLUSTER", "REPLICATE", master_id});
+   }
+   if (!wait_until([this] { return replicas_ready(); }, 30s))
+      throw std::runtime_error("the replicas did not sync with their masters within 30 s");
+}
+
+bool cluster_group::replicas_ready() const
+{
+   for (std::size_t i = 0; i < replicas_.size(); ++i) {
+      auto const repl = replicas_[i]->text({"INFO", "replication"});
+      if (!has(repl, "role:slave") || !has(repl, "master_link_status:up"))
+         return false;
+      // Every master sees the replica as the replica of its master.
+      auto const line = "slave " + id(i);
+      for (auto const& m : masters_)
+         if (!has(m->command({"CLUSTER", "NODES"}).str, line))
+            return false;
+   }
+   return true;
+}
+
+std::vector<std::string> cluster_group::live_masters(redis_server const& s)
+{
+   std::vector<std::string> ids;
+   std::istringstream lines{s.command({"CLUSTER", "NODES"}).str};
+   // <id> <ip:port@cport> <flags> <master> ...
+   for (std::string line; std::getline(lines, line);) {
+      std::istringstream fields{line};
+      std::string id, addr, flags;
+      fields >> id >> addr >> flags;
+      if (has(flags, "master") && !has(flags, "fail"))
+         ids.push_back(id);
+   }
+   return ids;
 }
 
 bool cluster_group::ready() const
 {
-   auto const known = "cluster_known_nodes:" + std::to_string(masters_.size());
+   auto const known = "cluster_known_nodes:" + std::to_string(masters_.size() + replicas_.size());
    for (auto const& m : masters_) {
       auto const info = m->text({"CLUSTER", "INFO"});
       if (!has(info, "cluster_state:ok") || !has(info, known))

@@ -1,6 +1,7 @@
 // A Redis Cluster of real processes for the integration tests: N cluster-enabled masters on
 // free loopback ports, each given an equal range of slots with CLUSTER ADDSLOTSRANGE and joined
-// with CLUSTER MEET (no redis-cli, which may prompt). No replicas. No Boost.Test here.
+// with CLUSTER MEET (no redis-cli, which may prompt), and optionally a replica of each master
+// (CLUSTER REPLICATE), so that killing a master fails it over. No Boost.Test here.
 #pragma once
 
 #include "support/redis_server.hpp"
@@ -19,8 +20,17 @@ public:
    /// cluster_state:ok and knows the others. Throws std::runtime_error otherwise.
    explicit cluster_group(std::size_t masters = 3);
 
+   /// With `with_replicas`, each master also gets a replica, and every node a short
+   /// cluster-node-timeout (1500 ms), so that a killed master fails over in a few seconds; the
+   /// constructor then also waits (at most 30 s) until each replica is its master's, with its
+   /// replication link up.
+   cluster_group(std::size_t masters, bool with_replicas);
+
    std::size_t size() const { return masters_.size(); }
+   /// The master given its slots at the start (after a failover, no longer a master).
    redis_server& master(std::size_t i) { return *masters_.at(i); }
+   /// The replica of master(i); throws std::out_of_range without replicas.
+   redis_server& replica(std::size_t i) { return *replicas_.at(i); }
 
    /// `redis+cluster://127.0.0.1:<p1>,...`, every master a seed.
    std::string url() const;
@@ -30,6 +40,9 @@ public:
 
    /// The master's node id (CLUSTER MYID).
    std::string id(std::size_t i) const;
+
+   /// The node ids that `CLUSTER NODES`, asked of `s`, lists as masters that are not failed.
+   static std::vector<std::string> live_masters(redis_server const& s);
 
    /// Moving `slot` with its keys from master `from` to master `to`, as redis-cli's resharding
    /// does. The start: IMPORTING on `to`, MIGRATING on `from`, and MIGRATE of every key in the
@@ -41,9 +54,12 @@ public:
 
 private:
    bool ready() const;
+   bool replicas_ready() const;
+   std::unique_ptr<redis_server> start_node(std::string const& name, char const* node_timeout);
 
    temp_dir dir_{"locksmith-cluster"};
    std::vector<std::unique_ptr<redis_server>> masters_;
+   std::vector<std::unique_ptr<redis_server>> replicas_;  // [i] replicates masters_[i]
 };
 
 }  // namespace locksmith::test

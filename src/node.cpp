@@ -7,6 +7,7 @@
 
 #include <locksmith/detail/quarantine.hpp>
 #include <locksmith/detail/replicas.hpp>
+#include <locksmith/detail/set_scripts.hpp>
 
 #include <boost/asio/cancel_after.hpp>
 #include <boost/asio/consign.hpp>
@@ -152,11 +153,13 @@ void redis_node::start(push_handler on_push)
    redis::request marker;
    marker.subscribe({marker_});
    send_pubsub(std::move(marker));
-   // Load the scripts ahead of the first calls, so that a burst of them does not all meet
-   // NOSCRIPT. Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT,
-   // and so does one whose cache is emptied later (restart, failover, SCRIPT FLUSH).
+   // Load the scripts of every lease kind ahead of the first calls, so that a burst of them does
+   // not all meet NOSCRIPT (and a fair holder's first acquire, decided by its first three
+   // answers, does not skip the text fallback to the slowest nodes, where its key then misses).
+   // Best effort: a server that refuses SCRIPT LOAD (ACLs) still gets EVAL on NOSCRIPT, and so does
+   // one whose cache is emptied later (restart, failover, SCRIPT FLUSH).
    auto req = std::make_shared<redis::request>();
-   for (auto const* s : all_scripts())
+   for (auto const* s : every_script())
       req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
    exec_command(cmd_, *req, *resp,

@@ -269,4 +269,16 @@ script const& reentrant_release_script()
    return built_once<reentrant_release_text>("reentrant release", script_role::release);
 }
 
+std::vector<script const*> every_script()
+{
+   auto const lock = all_scripts();
+   std::vector<script const*> all{lock.begin(), lock.end()};
+   for (auto const* s :
+        {&set_acquire_script(), &set_extend_script(), &set_release_script(),
+         &write_acquire_script(), &fair_acquire_script(), &fair_release_script(),
+         &reentrant_acquire_script(), &reentrant_extend_script(), &reentrant_release_script()})
+      all.push_back(s);
+   return all;
+}
+
 }  // namespace locksmith::detail

@@ -10,6 +10,7 @@
 #include <locksmith/detail/scripts.hpp>
 
 #include <string_view>
+#include <vector>
 
 namespace locksmith::detail {
 
@@ -71,6 +72,10 @@ inline constexpr std::string_view handoff_prefix = "to:";
 script const& reentrant_acquire_script();
 script const& reentrant_extend_script();
 script const& reentrant_release_script();
+
+/// The scripts of every lease kind: the lock's (all_scripts) and those above, as a node loads
+/// them at its start.
+std::vector<script const*> every_script();
 
 }  // namespace locksmith::detail
 

@@ -132,6 +132,8 @@ BOOST_AUTO_TEST_CASE(a_node_in_restart_quarantine_is_logged)
                     return log.count(log_level::warning, srv.url() + ": restarted recently") == 1;
                  }),
                  log.all());
+      // Closed while `log` lives: the connections log until they end.
+      co_await c.async_close(tuple);
    }());
 }
 

@@ -4,8 +4,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <algorithm>
-
 namespace locksmith::detail {
 namespace asio = boost::asio;
 
@@ -23,15 +21,14 @@ asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::t
       co_return error_code{};
    asio::steady_timer wake{ex_, deadline};
    waiter w{.wake = &wake, .granted = false, .handed = std::nullopt};
-   it->second.queue.push_back(&w);
+   it->second.push_back(w);
    // Woken by leave (granted), by the deadline, by close, or by cancellation.
    auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
    if (w.granted) {
       handed = std::move(w.handed);
       co_return error_code{};
    }
-   auto& q = slots_.at(name).queue;
-   q.erase(std::find(q.begin(), q.end(), &w));
+   slots_.at(name).unlink(w);
    if (ec == asio::error::operation_aborted || closed_)
       co_return asio::error::operation_aborted;
    co_return error::wait_timeout;
@@ -43,7 +40,7 @@ bool local_queue::leave(std::string const& name) noexcept
    if (it == slots_.end())
       return false;
    auto& s = it->second;
-   if (s.queue.empty()) {
+   if (s.empty()) {
       bool const subscribed = s.subscribed;
       slots_.erase(it);
       return subscribed;
@@ -56,8 +53,7 @@ bool local_queue::leave(std::string const& name) noexcept
 bool local_queue::pass(std::string const& name, handover h)
 {
    auto it = slots_.find(name);
-   if (it == slots_.end() || it->second.queue.empty() || it->second.handovers >= max_handovers ||
-       closed_)
+   if (it == slots_.end() || it->second.empty() || it->second.handovers >= max_handovers || closed_)
       return false;
    ++it->second.handovers;
    grant(it->second, std::move(h));
@@ -66,11 +62,26 @@ bool local_queue::pass(std::string const& name, handover h)
 
 void local_queue::grant(slot& s, std::optional<handover> h) noexcept
 {
-   waiter* next = s.queue.front();
-   s.queue.pop_front();
+   waiter* next = s.head;
+   s.unlink(*next);
    next->granted = true;
    next->handed = std::move(h);
    next->wake->cancel();
+}
+
+void local_queue::slot::push_back(waiter& w) noexcept
+{
+   w.prev = tail;
+   w.next = nullptr;
+   (tail ? tail->next : head) = &w;
+   tail = &w;
+}
+
+void local_queue::slot::unlink(waiter& w) noexcept
+{
+   (w.prev ? w.prev->next : head) = w.next;
+   (w.next ? w.next->prev : tail) = w.prev;
+   w.prev = w.next = nullptr;
 }
 
 bool local_queue::mark_subscribed(std::string const& name)
@@ -89,7 +100,7 @@ void local_queue::close() noexcept
 {
    closed_ = true;
    for (auto& [name, s] : slots_)
-      for (auto* w : s.queue)
+      for (auto* w = s.head; w; w = w->next)
          w->wake->cancel();
 }
 

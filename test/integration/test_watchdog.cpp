@@ -252,8 +252,10 @@ BOOST_AUTO_TEST_CASE(many_leases_are_renewed_with_none_lost)
       ioc,
       [&]() -> asio::awaitable<void> {
          for (int i = 0; i < count; ++i)
-            leases[i] = co_await c.async_lock(unique_key(), {.ttl = 300ms});
-         co_await sleep(2s);  // about 20 renewals each
+            leases[i] = co_await c.async_lock(unique_key(), {.ttl = 1500ms});
+         // About 10 renewals each (every ttl/3). The TTL leaves room for a loaded machine: with
+         // 300 ms, 500 leases under ASan beside a build lost leases to event-loop stalls alone.
+         co_await sleep(5s);
          for (auto& l : leases) {
             BOOST_TEST(l.held());
             BOOST_TEST(!l.lost());

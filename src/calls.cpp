@@ -28,6 +28,8 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
                                                 bool quorum, std::string const* takes_over)
 {
    std::vector<std::string> keys, args;
+   keys.reserve(2);
+   args.reserve(4);
    add_lease(keys, args, prefix, name, token, ttl);
    if (takes_over)
       args.push_back(*takes_over);
@@ -56,9 +58,14 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::s
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token)
 {
-   return std::make_shared<script_call>(
-      release_script(), std::vector<std::string>{lock_key(prefix, name)},
-      std::vector<std::string>{token, release_channel(prefix, name)});
+   // Built in place: an initializer list would copy each string once more.
+   std::vector<std::string> keys, args;
+   keys.reserve(1);
+   keys.push_back(lock_key(prefix, name));
+   args.reserve(2);
+   args.push_back(token);
+   args.push_back(release_channel(prefix, name));
+   return std::make_shared<script_call>(release_script(), std::move(keys), std::move(args));
 }
 
 }  // namespace locksmith::detail

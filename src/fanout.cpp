@@ -187,10 +187,11 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
    script const& code = *call->code;
    // Only an acquire must not fall back once decided (it would land behind the release sent
    // meanwhile); a release or extend is idempotent and must reach every node.
-   bool const acquire = code.role == script_role::acquire;
-   std::function<bool()> still_wanted = [op, acquire] {
-      return !acquire || static_cast<bool>(op->handler);
-   };
+   // Each capture fits std::function's local buffer: no allocation for it, nor for its copies
+   // (one per node, and one per call a node makes).
+   std::function<bool()> still_wanted = [] { return true; };
+   if (code.role == script_role::acquire)
+      still_wanted = [op] { return static_cast<bool>(op->handler); };
    for (std::size_t i = 0; i < nodes.size(); ++i) {
       // Owned only where the key may be: elsewhere a failed release needs no second try.
       auto const owned = keep && keep->covers(i);

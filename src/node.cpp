@@ -9,6 +9,7 @@
 #include <locksmith/detail/replicas.hpp>
 #include <locksmith/detail/set_scripts.hpp>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/asio/cancel_after.hpp>
 #include <boost/asio/consign.hpp>
 #include <boost/asio/detached.hpp>
@@ -46,12 +47,17 @@ redis::logger make_logger(std::shared_ptr<link_health> health, std::shared_ptr<c
 void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
                std::vector<std::string> const& keys, std::vector<std::string> const& args)
 {
-   std::vector<std::string_view> all;
-   all.reserve(1 + keys.size() + args.size());
+   boost::container::small_vector<std::string_view, 12> all;
    auto const nkeys = std::to_string(keys.size());
    all.push_back(nkeys);
    all.insert(all.end(), keys.begin(), keys.end());
    all.insert(all.end(), args.begin(), args.end());
+   // The whole request in one allocation: each bulk string costs its length and at most 16
+   // bytes of framing (`$<length>\r\n...\r\n`), and so does the array header.
+   std::size_t size = 16 + cmd.size() + 16 + code.size() + 16;
+   for (auto const& a : all)
+      size += a.size() + 16;
+   req.reserve(req.payload().size() + size);
    req.push_range(cmd, code, all.begin(), all.end());
 }
 

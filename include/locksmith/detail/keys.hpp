@@ -11,57 +11,58 @@ namespace locksmith::detail {
 // Redis Cluster slot and one Lua script may touch them all.
 
 /// The key that holds the owner's token: `prefix{name}`.
-inline std::string lock_key(std::string_view prefix, std::string_view name)
+inline std::string lock_key(std::string_view prefix, std::string_view name,
+                            std::string_view suffix = {})
 {
    std::string k;
-   k.reserve(prefix.size() + name.size() + 2);
-   k.append(prefix).append("{").append(name).append("}");
+   k.reserve(prefix.size() + name.size() + 2 + suffix.size());
+   k.append(prefix).append("{").append(name).append("}").append(suffix);
    return k;
 }
 
 /// The key that remembers the last fencing token: `prefix{name}:fence`.
 inline std::string fence_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":fence");
+   return lock_key(prefix, name, ":fence");
 }
 
 /// The channel on which a release is published: `prefix{name}:released`.
 inline std::string release_channel(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":released");
+   return lock_key(prefix, name, ":released");
 }
 
 /// The read-write lock's readers, a sorted set of token → expiry (ms, server clock):
 /// `prefix{name}:readers`. Its writer holds the lock key.
 inline std::string readers_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":readers");
+   return lock_key(prefix, name, ":readers");
 }
 
 /// The reentrant lock's holds, a sorted set of token → expiry (ms, server clock):
 /// `prefix{name}:holds`. Its lock key holds the owner's token.
 inline std::string holds_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":holds");
+   return lock_key(prefix, name, ":holds");
 }
 
 /// Set while a writer waits, so that no new reader enters: `prefix{name}:writer_waiting`.
 inline std::string writer_waiting_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":writer_waiting");
+   return lock_key(prefix, name, ":writer_waiting");
 }
 
 /// The fair lock's queue of waiters in arrival order, a list of tokens: `prefix{name}:queue`.
 inline std::string queue_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":queue");
+   return lock_key(prefix, name, ":queue");
 }
 
 /// The deadlines of the fair lock's waiters, a sorted set of token → deadline (ms, server clock)
 /// that each waiter keeps moving while it waits: `prefix{name}:queue_deadlines`.
 inline std::string queue_deadlines_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name).append(":queue_deadlines");
+   return lock_key(prefix, name, ":queue_deadlines");
 }
 
 }  // namespace locksmith::detail

@@ -30,8 +30,10 @@ client& client::operator=(client&& other) noexcept
 
 client::~client()
 {
-   if (core_)
+   if (core_) {
       core_->stop();
+      core_->detach_logger();
+   }
 }
 
 client::executor_type client::get_executor() const noexcept

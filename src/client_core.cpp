@@ -54,7 +54,7 @@ client_core::client_core(asio::any_io_executor e, config c)
       auto const url = parse_url(u);
       return url && url->cluster();
    });
-   share_logger(ctx_.cfg);  // before the nodes copy the config
+   logger_ = share_logger(ctx_.cfg);  // before the nodes copy the config
    ctx_.tel.configure(ctx_.cfg);
 }
 
@@ -113,6 +113,12 @@ void client_core::halt()
    // Wake every sleeping and queued waiter: each sees `stopped` and completes.
    listener_.wake_all();
    queue_.close();
+}
+
+void client_core::detach_logger() noexcept
+{
+   if (logger_)
+      *logger_ = nullptr;
 }
 
 void client_core::stop()

@@ -43,6 +43,9 @@ public:
    void start();
    /// Ends every operation and stops the nodes at once; owned releases are abandoned.
    void stop();
+   /// From now on, config::logger is never called: its owner may be gone (the client's
+   /// destructor). The connections that end after the client log into nothing.
+   void detach_logger() noexcept;
    /// Ends new and waiting operations, waits until the operations in flight and the owned
    /// releases are done, at most `bound`, then stops: success, or timed_out at the bound.
    boost::asio::awaitable<error_code> close(std::chrono::milliseconds bound);
@@ -93,6 +96,7 @@ private:
    bool holds_as(std::string const& name, lease_kind const& kind);
 
    client_context ctx_;
+   std::shared_ptr<log_function> logger_;  // config::logger, shared by every copy of the config
    release_listener listener_;
    local_queue queue_;
    acquire_engine acquire_;

@@ -5,12 +5,16 @@
 
 namespace locksmith::detail {
 
-void share_logger(config& cfg)
+std::shared_ptr<log_function> share_logger(config& cfg)
 {
    if (!cfg.logger)
-      return;
-   cfg.logger = [f = std::make_shared<log_function>(std::move(cfg.logger))](
-                   log_level l, std::string_view line) { (*f)(l, line); };
+      return nullptr;
+   auto f = std::make_shared<log_function>(std::move(cfg.logger));
+   cfg.logger = [f](log_level l, std::string_view line) {
+      if (*f)
+         (*f)(l, line);
+   };
+   return f;
 }
 
 void connection_log::on_line(bool problem, std::string_view line)

@@ -14,8 +14,10 @@
 namespace locksmith::detail {
 
 /// Makes every copy of `cfg.logger` call the one function the user gave, so that the parts of a
-/// client (and its nodes, which copy the config) share its state.
-void share_logger(config& cfg);
+/// client (and its nodes, which copy the config) share its state. Returns that function (null
+/// without a logger): emptied by the client's destructor, after which no copy calls anything,
+/// though the client's connections may still end and log later.
+std::shared_ptr<log_function> share_logger(config& cfg);
 
 /// Where a part of the client writes its lines: config::logger, from config::min_log_level on.
 class log_sink {

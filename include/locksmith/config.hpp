@@ -117,7 +117,8 @@ struct config {
    /// that failed while the quorum held, connections lost and made, scripts sent whole after
    /// NOSCRIPT, a silent node no longer fed, restart quarantines, renewals retried, leases lost
    /// (see log_function for the rules). Empty (the default): nothing is logged, and no line is
-   /// formatted.
+   /// formatted. Never called once the client is destroyed, even by its connections, which may
+   /// end later: what the logger refers to need only outlive the client.
    log_function logger = {};
 
    /// The least level passed to `logger`; lines below it are not formatted. Default info: debug

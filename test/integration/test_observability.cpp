@@ -137,6 +137,32 @@ BOOST_AUTO_TEST_CASE(a_node_in_restart_quarantine_is_logged)
    }());
 }
 
+// The client's connections end after it: none of their lines may reach a logger whose state
+// went with the client. Here the client is destroyed while its connections wait for the answer
+// to their setup (HELLO) from a frozen server, and Boost.Redis logs that setup's failure as
+// they end.
+BOOST_AUTO_TEST_CASE(no_line_reaches_the_logger_after_the_client_is_destroyed)
+{
+   std::size_t before = 0, after = 0;
+   bool destroyed = false;
+   auto with_log = cfg();
+   with_log.min_log_level = log_level::debug;
+   with_log.logger = [&](log_level, std::string_view) { ++(destroyed ? after : before); };
+   srv.pause();  // connections are accepted (the listen backlog) and never answered
+   auto c = std::make_unique<locksmith::client>(ioc.get_executor(), with_log);
+   run(ioc, [&]() -> asio::awaitable<void> {
+      co_await eventually([&] { return before > 0; });  // "Connected to ..."
+      c.reset();
+      destroyed = true;
+   }());
+   srv.resume();
+   // What the connections still do as they end runs here.
+   ioc.restart();
+   ioc.run_for(1s);
+   BOOST_TEST(before > 0u);
+   BOOST_TEST(after == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(observability_redlock, servers_fixture, *needs_redis_server())

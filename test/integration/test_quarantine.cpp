@@ -117,30 +117,24 @@ BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
    };
    auto const name = "fresh-fleet/" + std::to_string(std::random_device{}());
    auto const quick = locksmith::lock_options{.ttl = 5s, .wait = 5s, .renew = false};
+   // A new client locks the name within its wait, unlocks and closes.
+   auto const lock_once = [&]() -> asio::awaitable<void> {
+      locksmith::client c{ioc.get_executor(), cfg};
+      locksmith::report got;
+      auto [ec, l] = co_await c.async_lock(name, quick, got, tuple);
+      BOOST_TEST(!ec, ec.message() << ": " << got.message());
+      if (!ec)
+         co_await c.async_unlock(l, tuple);
+      co_await c.async_close(tuple);
+   };
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         {
-            locksmith::client first{ioc.get_executor(), cfg};
-            locksmith::report got;
-            auto [ec, l] = co_await first.async_lock(name, quick, got, tuple);
-            BOOST_TEST(!ec, ec.message() << ": " << got.message());
-            if (!ec)
-               co_await first.async_unlock(l, tuple);
-            co_await first.async_close(tuple);
-         }
+         co_await lock_once();  // the first client
          for (std::size_t i = 0; i < servers.size(); ++i)
             BOOST_TEST(servers[i]->text({"GET", mark}) == run_id(i), "server " << i);
 
-         {
-            locksmith::client later{ioc.get_executor(), cfg};
-            locksmith::report got;
-            auto [ec, l] = co_await later.async_lock(name, quick, got, tuple);
-            BOOST_TEST(!ec, ec.message() << ": " << got.message());
-            if (!ec)
-               co_await later.async_unlock(l, tuple);
-            co_await later.async_close(tuple);
-         }
+         co_await lock_once();  // a later one
 
          servers[0]->restart();
          BOOST_TEST(servers[0]->text({"EXISTS", mark}) == "0");

@@ -123,11 +123,18 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;
-      // one that some did (a split vote, or a won attempt too late) gives all of it back and
-      // queues again, with a new token.
-      if (!fair || r.count(vote::yes) > 0)
+      // one that some did (a split vote, or a won attempt too late) steps back where it may hold
+      // the key and keeps its place; if that fails anywhere, it gives all of it back and queues
+      // again, with a new token.
+      bool kept = false;
+      if (!fair) {
          give_up(r, t0 + lives);
-      retry_context const next{name, channel, seen, spin, no_wait, deadline};
+      } else if (r.count(vote::yes) > 0) {
+         kept = co_await step_back(name, token, r);
+         if (!kept)
+            give_up(r, t0 + lives);
+      }
+      retry_context const next{name, channel, seen, spin, no_wait, deadline, kept};
       auto const waited = co_await wait_to_retry(lost, r, next);
       if (waited) {
          if (!token.empty())
@@ -135,6 +142,20 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
          co_return result{waited, {}};
       }
    }
+}
+
+asio::awaitable<bool> acquire_engine::step_back(std::string const& name, std::string const& token,
+                                                fanout_result const& r)
+{
+   auto const where = may_hold_key(r, ctx_.nodes.size());
+   std::vector<std::shared_ptr<node>> targets;
+   for (std::size_t i = 0; i < where.size(); ++i)
+      if (where[i])
+         targets.push_back(ctx_.nodes[i]);
+   auto const call = fair_requeue_call(ctx_.cfg.prefix, name, token, targets.size());
+   auto [ec, back] =
+      co_await async_fanout(ctx_.ex, targets, call, ctx_.cfg.node_timeout, use_tuple);
+   co_return !ec && back.decision == outcome::won;
 }
 
 asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r,
@@ -145,7 +166,7 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
       .lost = lost,
       .no_wait = c.no_wait,
       .out_of_time = now >= c.deadline,
-      .split_vote = r.count(vote::yes) > 0,
+      .split_vote = r.count(vote::yes) > 0 && !c.kept_place,
       .by_message = c.spin == nullptr,
       .subscription_confirmed = listener_.confirmed(c.channel),
       .event_since_attempt = listener_.events(c.channel) != c.seen,

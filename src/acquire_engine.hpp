@@ -65,9 +65,17 @@ private:
       wait_strategy::spin const* spin;
       bool no_wait;
       clock::time_point deadline;
+      bool kept_place = false;  // a fair waiter whose yes votes were a step back (step_back):
+                                // not a split vote to draw lots on; it waits for its handoff
    };
    boost::asio::awaitable<error_code> wait_to_retry(error_code lost, fanout_result const& r,
                                                     retry_context const& c);
+   // A fair waiter that took the key on some nodes (`r`), but not the lock, gives the key back
+   // there and keeps its place in the queues (fair_requeue_script). True once every node that
+   // may hold the key did it: only then may its token try again, since a step back that landed
+   // after the next try would delete the key that try took.
+   boost::asio::awaitable<bool> step_back(std::string const& name, std::string const& token,
+                                          fanout_result const& r);
 
    // Sleeps for `d`; with a channel, a release event on it ends the sleep early.
    // operation_aborted on cancellation or once the client stops.

@@ -138,4 +138,16 @@ std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::str
       std::vector<std::string>{token, release_channel(prefix, name)});
 }
 
+std::shared_ptr<script_call const> fair_requeue_call(std::string const& prefix,
+                                                     std::string const& name,
+                                                     std::string const& token, std::size_t nodes)
+{
+   return with_quorum(std::make_shared<script_call>(
+                         fair_requeue_script(),
+                         std::vector<std::string>{lock_key(prefix, name), queue_key(prefix, name),
+                                                  queue_deadlines_key(prefix, name)},
+                         std::vector<std::string>{token, ms(fair_entry_ttl)}),
+                      nodes);
+}
+
 }  // namespace locksmith::detail

@@ -53,6 +53,13 @@ std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::stri
 std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token);
 
+/// A fair waiter's step back after a split vote (fair_requeue_script): it gives the key back
+/// where it holds it and keeps its place in every queue. Won only if all `nodes` (those it is
+/// sent to) did it.
+std::shared_ptr<script_call const> fair_requeue_call(std::string const& prefix,
+                                                     std::string const& name,
+                                                     std::string const& token, std::size_t nodes);
+
 }  // namespace locksmith::detail
 
 #endif

@@ -208,6 +208,25 @@ return 1
 )lua";
 }
 
+std::string fair_requeue_text()
+{
+   return queue_prelude("KEYS[2]", "KEYS[3]") + R"lua(
+local queued = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  if queued then redis.call('LREM', KEYS[2], 1, ARGV[1]) end
+  redis.call('LPUSH', KEYS[2], ARGV[1])
+elseif not queued then
+  redis.call('RPUSH', KEYS[2], ARGV[1])
+end
+local entry = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[3], now + entry, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], entry)
+redis.call('PEXPIRE', KEYS[3], entry)
+return 1
+)lua";
+}
+
 // Each script is built once, at its first use, and its text stays for the program's life.
 template <std::string (*Text)()>
 script const& built_once(std::string_view name, script_role role)
@@ -254,6 +273,11 @@ script const& fair_release_script()
    return built_once<fair_release_text>("fair release", script_role::release);
 }
 
+script const& fair_requeue_script()
+{
+   return built_once<fair_requeue_text>("fair requeue", script_role::release);
+}
+
 script const& reentrant_acquire_script()
 {
    return built_once<reentrant_acquire_text>("reentrant acquire", script_role::acquire);
@@ -273,10 +297,10 @@ std::vector<script const*> every_script()
 {
    auto const lock = all_scripts();
    std::vector<script const*> all{lock.begin(), lock.end()};
-   for (auto const* s :
-        {&set_acquire_script(), &set_extend_script(), &set_release_script(),
-         &write_acquire_script(), &fair_acquire_script(), &fair_release_script(),
-         &reentrant_acquire_script(), &reentrant_extend_script(), &reentrant_release_script()})
+   for (auto const* s : {&set_acquire_script(), &set_extend_script(), &set_release_script(),
+                         &write_acquire_script(), &fair_acquire_script(), &fair_release_script(),
+                         &fair_requeue_script(), &reentrant_acquire_script(),
+                         &reentrant_extend_script(), &reentrant_release_script()})
       all.push_back(s);
    return all;
 }

@@ -253,6 +253,59 @@ BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
    BOOST_TEST(*lo > 0);
 }
 
+// A holder whose key one node of five lost (a restart; here a DEL) still holds the lock on the
+// other four. The first waiter is the head of the queue everywhere, so node 0 gives it its free
+// key at each try, a split vote: it gives the key back there but keeps its place in every
+// queue, and still comes before the waiter that arrived after it. (It used to leave the queues
+// and join again at their end, behind the later waiter.)
+BOOST_AUTO_TEST_CASE(a_split_vote_keeps_the_waiters_place)
+{
+   start(5);
+   auto const name = unique_key();
+   auto clients = make_clients(ioc, cfg(1s), 3);
+   std::vector<int> order;
+   task_group tasks{ioc};
+   countdown finished{ioc, 2};
+   auto waiter = [&](int i) -> asio::awaitable<void> {
+      auto l = co_await clients[i + 1]->async_lock(name, fair());
+      order.push_back(i);
+      co_await clients[i + 1]->async_unlock(l);
+      finished.done();
+   };
+   // Queued on the four nodes where the holder's key is.
+   auto queued = [&](long long k) {
+      return std::all_of(servers.begin() + 1, servers.end(), [&](auto const& s) {
+         return s->text({"LLEN", queue_key(name)}) == std::to_string(k);
+      });
+   };
+   auto evalsha_calls = [&] {
+      auto const stats = servers[0]->text({"INFO", "commandstats"});
+      auto const at = stats.find("cmdstat_evalsha:calls=");
+      return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 22));
+   };
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await clients[0]->async_lock(name, fair());
+         servers[0]->command({"DEL", lock_key(name)});
+         tasks.spawn(waiter(0));
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued(1); }, 10s));
+         tasks.spawn(waiter(1));
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued(2); }, 10s));
+         // Both try again a few times meanwhile (each waiter at least every 500 ms).
+         auto const calls = evalsha_calls();
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return evalsha_calls() >= calls + 8; }, 10s));
+         co_await clients[0]->async_unlock(held);
+         BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
+      }(),
+      60s);
+   BOOST_TEST(order == (std::vector<int>{0, 1}));
+   for (auto const& s : servers) {
+      BOOST_TEST(s->text({"EXISTS", lock_key(name)}) == "0");
+      BOOST_TEST(s->text({"EXISTS", queue_key(name)}) == "0");
+   }
+}
+
 BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
 {
    start(5);

@@ -57,6 +57,13 @@ script const& write_acquire_script();
 script const& fair_acquire_script();
 script const& fair_release_script();
 
+/// The fair lock's step back, for a waiter that took the key on some nodes but not on a quorum
+/// (or too late): it must not keep the key while it waits, nor lose its place. Keys: lock,
+/// queue, deadlines; args: token, entry ttl (ms). Where the token holds the key (it was the
+/// head of the queue there), deletes the key and puts the token back at the head; elsewhere
+/// queues it at the end if it is not queued; its deadline becomes now + entry ttl. Answers 1.
+script const& fair_requeue_script();
+
 /// What a fair release publishes before the token it hands the key to.
 inline constexpr std::string_view handoff_prefix = "to:";
 

@@ -413,4 +413,44 @@ BOOST_FIXTURE_TEST_CASE(locks_on_a_dead_masters_slots_work_again_after_its_failo
       90s);
 }
 
+// A lease whose key never reached the replica that is promoted. The replica is stopped (SIGSTOP)
+// and its master drops the replication link (CLIENT KILL TYPE replica) before the lock, so the key
+// lives on the master only; then kill -9 of the master, and the replica, resumed, is promoted
+// without the key. The lease's next renewal there finds the key gone, and the watchdog reports the
+// lease lost well before its 30 s TTL would have run out.
+BOOST_FIXTURE_TEST_CASE(a_lease_whose_key_missed_the_promoted_replica_is_reported_lost,
+                        failover_fixture)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = name_on(0);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         // The slot map known and the scripts loaded before the replica stops.
+         auto warm = co_await c.async_lock(name_on(0), {.ttl = 10s, .wait = 10s});
+         co_await c.async_unlock(warm);
+
+         cluster.replica(0).pause();
+         cluster.master(0).command({"CLIENT", "KILL", "TYPE", "replica"});
+         auto const locked_from = clock_type::now();
+         auto held = co_await c.async_lock(name, {.ttl = 30s, .wait = 10s});
+         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == held.token());
+         cluster.master(0).kill();
+         cluster.replica(0).resume();
+
+         BOOST_TEST_CHECKPOINT("the replica is promoted without the key");
+         BOOST_REQUIRE(co_await eventually([&] { return promoted(0, 1); }, 30s, 50ms));
+         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
+
+         BOOST_TEST_CHECKPOINT("the watchdog finds the key gone");
+         BOOST_REQUIRE(co_await eventually([&] { return held.lost(); }, 25s, 50ms));
+         auto const lost_after = clock_type::now() - locked_from;
+         BOOST_TEST_MESSAGE("lost " << to_ms(lost_after) << " ms after the lock");
+         // Not by running out of time: the key would have lived 30 s.
+         BOOST_TEST((lost_after < 25s));
+         co_await c.async_close();
+      }(),
+      90s);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

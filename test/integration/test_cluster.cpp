@@ -243,6 +243,11 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter_by_sharded_pubsub_on_its_master)
          BOOST_TEST(cluster.master(2).text({"GET", lock_key(name)}) == wb.held.token());
          BOOST_TEST(calls_of(cluster.master(2).commandstats(), "spublish") > spublished);
          BOOST_TEST(no_plain_publish());
+         // Nor did the release cross the cluster bus (no replicas: nobody else serves the shard).
+         for (std::size_t i = 0; i < cluster.size(); ++i)
+            BOOST_TEST(cluster.master(i)
+                          .text({"CLUSTER", "INFO"})
+                          .find("cluster_stats_messages_publish_") == std::string::npos);
          co_await b.async_unlock(wb.held);
          co_await a.async_close();
          co_await b.async_close();

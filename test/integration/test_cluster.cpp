@@ -302,6 +302,53 @@ BOOST_AUTO_TEST_CASE(a_waiter_follows_its_slot_and_wakes_on_the_new_master)
    BOOST_TEST(no_crossslot());
 }
 
+// Boost.Redis restores plain subscriptions after a reconnect, not sharded ones: the client does.
+// The subscriber connections on the waiter's master are killed (CLIENT KILL TYPE pubsub); once
+// they are back, the waiter's channel is sharded-subscribed there again, and the release wakes it.
+BOOST_AUTO_TEST_CASE(a_waiter_subscribes_again_after_its_masters_connection_drops)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = name_on(1);
+   auto const channel = release_channel(name);
+   outcome wb;
+   locksmith::test::event b_done{ioc};
+   task_group tasks{ioc};
+   auto const connections = [&] {
+      auto const info = cluster.master(1).text({"INFO", "stats"});
+      auto const at = info.find("total_connections_received:");
+      return std::stoll(info.substr(at + std::string_view{"total_connections_received:"}.size()));
+   };
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto la = co_await a.async_lock(name, {.ttl = 30s, .wait = 10s});
+         auto const locked_at = clock_type::now();
+         tasks.spawn(wait_for_lock(b, name, locksmith::test::subscribe(30s, 25s), wb, b_done));
+         BOOST_REQUIRE(co_await eventually(
+            [&] { return shard_subscribers(1, channel) == 1 && wb.diag.attempts >= 2; }, 10s,
+            20ms));
+
+         auto const before = connections();
+         cluster.master(1).command({"CLIENT", "KILL", "TYPE", "pubsub"});
+         BOOST_REQUIRE(co_await eventually(
+            [&] { return connections() > before && shard_subscribers(1, channel) == 1; }, 10s,
+            20ms));
+         BOOST_TEST(!b_done.is_set());
+
+         auto const spublished = calls_of(cluster.master(1).commandstats(), "spublish");
+         co_await a.async_unlock(la);
+         BOOST_REQUIRE(co_await b_done.wait(10s));
+         BOOST_TEST(!wb.ec);
+         BOOST_TEST((*wb.at - locked_at < 25s));  // the holder's key would have lived 30 s
+         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == wb.held.token());
+         BOOST_TEST(calls_of(cluster.master(1).commandstats(), "spublish") > spublished);
+         co_await b.async_unlock(wb.held);
+         co_await a.async_close();
+         co_await b.async_close();
+      }(),
+      40s);
+}
+
 // A lease whose slot moves to another master while it is held. While the keys are on the new
 // master and the old one still owns the slot, renewals follow ASK (with ASKING); once the new
 // master owns it, MOVED. The lease, renewed every TTL/3, is never lost over 1.5 TTL in each

@@ -1,7 +1,10 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "cluster_node.hpp"
 
+#include <locksmith/detail/set_scripts.hpp>
+
 #include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <algorithm>
@@ -72,8 +75,9 @@ std::shared_ptr<redis_node> cluster_node::master_for(endpoint const& e)
       u.host = e.host;
       u.port = e.port;
       n = std::make_shared<redis_node>(ex_, std::move(u), cfg_);
+      n->load_sharded_scripts();
       if (started_)
-         n->start([](push_event const&) {});
+         start_master(e.host + ":" + e.port, n);
    }
    return n;
 }
@@ -81,12 +85,88 @@ std::shared_ptr<redis_node> cluster_node::master_for(endpoint const& e)
 void cluster_node::start(push_handler on_push)
 {
    started_ = true;
-   // Only the first seed's pushes reach the listener: every subscription is made there.
-   seeds_.front()->start(std::move(on_push));
+   on_push_ = std::move(on_push);
    for (auto const& [addr, n] : masters_)
-      if (n != seeds_.front())
-         n->start([](push_event const&) {});
+      start_master(addr, n);
    refresh();
+}
+
+void cluster_node::start_master(std::string const& addr, std::shared_ptr<redis_node> const& n)
+{
+   // Weakly: the master holds its handler, and the cluster holds the master.
+   n->start([weak = weak_from_this(), addr](push_event const& e) {
+      if (auto self = weak.lock())
+         self->on_master_push(addr, e);
+   });
+}
+
+void cluster_node::on_master_push(std::string const& addr, push_event const& e)
+{
+   using kind = push_event::kind;
+   if (stopped_ || !on_push_)
+      return;
+   if (e.what == kind::message)
+      return on_push_(e);
+   if (e.what == kind::connected)
+      return run(shards_.on_connected(addr), false);
+   if (e.what == kind::refused)
+      return on_refused(addr, e.payload);
+   auto st = shards_.on_push(addr, e);
+   // The master gave a slot away: reload the map, whose change moves the channel on (and a stale
+   // answer sends it back there, where a MOVED names the new master).
+   if (st.stale_map)
+      refresh();
+   run(std::move(st), false);
+}
+
+void cluster_node::on_refused(std::string const& addr, std::string const& error)
+{
+   auto const redir = parse_redirect(error);
+   if (!redir || redir->ask) {
+      log_(log_level::debug, [&] { return addr + " (pub/sub): " + error; });
+      return;
+   }
+   auto to = redir->to;
+   if (to.host.empty())
+      to.host = url_.seeds.front().host;
+   owner_[redir->slot] = master_for(to);
+   refresh();
+   follow_slots();
+}
+
+std::string const& cluster_node::address_of(std::shared_ptr<redis_node> const& n) const
+{
+   for (auto const& [addr, m] : masters_)
+      if (m == n)
+         return addr;
+   return masters_.begin()->first;  // every master is in masters_; not reached
+}
+
+void cluster_node::follow_slots()
+{
+   run(shards_.follow(
+          [this](std::string const& channel) { return address_of(owner_of(hash_slot(channel))); }),
+       false);
+}
+
+void cluster_node::run(shard_subscriptions::steps st, bool defer_tell)
+{
+   for (auto const& c : st.send)
+      if (auto it = masters_.find(c.master); it != masters_.end())
+         it->second->shard_subscribe(c.channel, c.subscribe);
+   if (st.tell.empty() || !on_push_)
+      return;
+   if (!defer_tell) {
+      for (auto const& e : st.tell)
+         on_push_(e);
+      return;
+   }
+   // Not inside the listener's own call to subscribe or unsubscribe.
+   asio::post(ex_, [self = shared_from_this(), tell = std::move(st.tell)] {
+      for (auto const& e : tell)
+         if (!self->stopped_)
+            self->on_push_(e);
+   });
 }
 
 void cluster_node::stop()
@@ -111,12 +191,13 @@ bool cluster_node::quarantined() const noexcept
 
 void cluster_node::subscribe(std::string const& channel)
 {
-   seeds_.front()->subscribe(channel);
+   // A release channel carries its lock's hash tag: its slot is the lock's.
+   run(shards_.subscribe(channel, address_of(owner_of(hash_slot(channel)))), true);
 }
 
 void cluster_node::unsubscribe(std::string const& channel)
 {
-   seeds_.front()->unsubscribe(channel);
+   run(shards_.unsubscribe(channel), true);
 }
 
 std::shared_ptr<redis_node> cluster_node::owner_of(std::uint16_t slot) const
@@ -144,6 +225,12 @@ void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::m
                          bool even_if_silent)
 {
    auto const now = clock::now();
+   // A release publishes with SPUBLISH on a cluster: the script's sharded twin, same arguments.
+   if (auto const& twin = sharded_twin(*call->code); &twin != call->code) {
+      auto sharded = std::make_shared<script_call>(twin, call->keys, call->args);
+      sharded->quorum = call->quorum;
+      call = std::move(sharded);
+   }
    // Every key of a lock carries its hash tag: the first key's slot is that of them all.
    auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
    auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
@@ -302,6 +389,7 @@ void cluster_node::apply(std::vector<slot_range> const& map, std::string const& 
       auto const m = master_for(at);
       std::fill(owner_.begin() + r.first, owner_.begin() + r.last + 1, m);
    }
+   follow_slots();
 }
 
 }  // namespace locksmith::detail

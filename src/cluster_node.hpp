@@ -7,6 +7,7 @@
 #include "node.hpp"
 
 #include <locksmith/detail/cluster.hpp>
+#include <locksmith/detail/shard_subscriptions.hpp>
 
 #include <boost/asio/steady_timer.hpp>
 
@@ -28,9 +29,13 @@ namespace locksmith::detail {
 /// no redirection will name. The map is asked of the node that last answered it, then of the
 /// seeds, then of every other master known.
 ///
-/// Release notifications use plain pub/sub on the first seed's subscriber connection: Redis
-/// Cluster carries every PUBLISH to every node, so one subscription hears the releases of all
-/// slots, wherever they move.
+/// Release notifications use sharded pub/sub (Redis 7): each script that publishes is sent as its
+/// sharded twin (SPUBLISH, sharded_twin), so a release reaches the master of its channel's slot
+/// only, instead of crossing the cluster bus to every node; each release channel is SSUBSCRIBEd
+/// on the subscriber connection of the master of its slot, and follows the slot when it moves
+/// (shard_subscriptions): when the map changes, when a master drops the subscription because it
+/// gave the slot away (an unasked sunsubscribe), when an SSUBSCRIBE meets MOVED, and when a
+/// master's subscriber connection reconnects (Boost.Redis restores only plain subscriptions).
 class cluster_node final : public node, public std::enable_shared_from_this<cluster_node> {
 public:
    cluster_node(boost::asio::any_io_executor ex, node_url url, config const& cfg);
@@ -74,6 +79,12 @@ private:
    void ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i);
    void apply(std::vector<slot_range> const& map, std::string const& asked_host);
    void try_again_later(std::shared_ptr<routed_call> c);
+   void start_master(std::string const& addr, std::shared_ptr<redis_node> const& n);
+   void on_master_push(std::string const& addr, push_event const& e);
+   void on_refused(std::string const& addr, std::string const& error);
+   std::string const& address_of(std::shared_ptr<redis_node> const& n) const;
+   void follow_slots();
+   void run(shard_subscriptions::steps st, bool defer_tell);
 
    boost::asio::any_io_executor ex_;
    node_url url_;
@@ -89,8 +100,9 @@ private:
    boost::asio::steady_timer refresh_timer_;
    std::shared_ptr<redis_node> answered_slots_;  // the node that last answered CLUSTER SLOTS
    std::map<std::string, std::shared_ptr<redis_node>> masters_;  // by "host:port"
-   std::vector<std::shared_ptr<redis_node>> seeds_;  // in the URL's order; [0] carries pub/sub
+   std::vector<std::shared_ptr<redis_node>> seeds_;              // in the URL's order
    std::vector<std::shared_ptr<redis_node>> owner_;  // each slot's master; null: not known
+   shard_subscriptions shards_;                      // the release channels, by master address
    log_sink log_;
 };
 

@@ -167,6 +167,9 @@ void redis_node::start(push_handler on_push)
    auto req = std::make_shared<redis::request>();
    for (auto const* s : every_script())
       req->push("SCRIPT", "LOAD", s->text);
+   if (sharded_scripts_)
+      for (auto const* s : every_sharded_script())
+         req->push("SCRIPT", "LOAD", s->text);
    auto resp = std::make_shared<redis::generic_response>();
    exec_command(cmd_, *req, *resp,
                 [self = shared_from_this(), req, resp](error_code, std::size_t) {});
@@ -524,6 +527,28 @@ void redis_node::unsubscribe(std::string const& channel)
    send_pubsub(std::move(req));
 }
 
+void redis_node::shard_subscribe(std::string const& channel, bool subscribe)
+{
+   // Boost.Redis 1.92 counts a reply for SSUBSCRIBE, as for any command it does not know as
+   // pub/sub, but the server confirms it with a push, which the connection hands to the receive
+   // loop: the request would wait forever, and take a later reply for its own. So a SUBSCRIBE
+   // without channels follows it, a command that Boost.Redis counts no reply for and that the
+   // server answers with an error (wrong number of arguments): that error is the reply the
+   // request waits for. An error of the SSUBSCRIBE itself (MOVED) comes first and ends the request
+   // instead; the SUBSCRIBE's error behind it then reads as a push, and is skipped.
+   auto req = std::make_shared<redis::request>();
+   req->push(subscribe ? "SSUBSCRIBE" : "SUNSUBSCRIBE", channel);
+   req->push("SUBSCRIBE");
+   auto resp = std::make_shared<redis::generic_response>();
+   sub_.async_exec(*req, *resp, [self = shared_from_this(), req, resp](error_code ec, std::size_t) {
+      if (ec || self->stopped_ || !resp->has_error())
+         return;
+      auto const& text = resp->error().diagnostic;
+      if (!text.starts_with("ERR wrong number of arguments"))
+         self->on_push_(push_event{push_event::kind::refused, {}, text, true});
+   });
+}
+
 void redis_node::receive_loop()
 {
    // Unread pushes stall every reply on the connection, so this loop is always waiting, and only
@@ -539,7 +564,12 @@ void redis_node::receive_loop()
 void redis_node::dispatch_pushes()
 {
    if (pushes_.has_error()) {
+      // Boost.Redis keeps only the error of a batch: the pushes that came with it are lost (the
+      // listener's waiters fall back on their pauses).
+      auto const text = std::move(pushes_.error().diagnostic);
       pushes_ = {};
+      if (!text.starts_with("ERR wrong number of arguments"))
+         on_push_(push_event{push_event::kind::refused, {}, text, false});
       return;
    }
    auto const events = parse_pushes(pushes_.value(), marker_);

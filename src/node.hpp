@@ -156,6 +156,15 @@ public:
    void subscribe(std::string const& channel) override;
    void unsubscribe(std::string const& channel) override;
 
+   /// Sharded pub/sub, for a Redis Cluster's master: SSUBSCRIBE (or SUNSUBSCRIBE) of the channel
+   /// on the subscriber connection. Its confirmation comes as a push, marked sharded. Boost.Redis
+   /// 1.92 does not restore these after a reconnect (the caller does, on `connected`), and an
+   /// error reply (a MOVED from a master that lost the slot) reaches on_push as `refused`.
+   void shard_subscribe(std::string const& channel, bool subscribe);
+
+   /// Loads the scripts' sharded twins (every_sharded_script) too at start(): a cluster's master.
+   void load_sharded_scripts() noexcept { sharded_scripts_ = true; }
+
    void reconnect() override;
 
    std::string const& name() const noexcept override { return name_; }
@@ -197,6 +206,7 @@ private:
    push_handler on_push_;
    bool stopped_ = false;
    bool reconnecting_ = false;
+   bool sharded_scripts_ = false;
    // Once a call timed out, new calls are refused at once until the node answers again (the
    // PING sent then, or an earlier call). Only with other nodes beside it: the single node of a
    // client is the quorum, and a refused call could only fail where a queued one may succeed.

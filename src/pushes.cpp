@@ -10,8 +10,16 @@ namespace {
 using boost::redis::resp3::is_aggregate;
 using boost::redis::resp3::node;
 
+// Sharded pub/sub's words are the plain ones with an `s` before them.
+bool is_sharded(std::string_view word)
+{
+   return word == "smessage" || word == "ssubscribe" || word == "sunsubscribe";
+}
+
 std::optional<push_event::kind> kind_of(std::string_view word)
 {
+   if (is_sharded(word))
+      word.remove_prefix(1);
    if (word == "message")
       return push_event::kind::message;
    if (word == "subscribe")
@@ -41,9 +49,9 @@ std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t 
       // Only its confirmation means something; a message published to it is noise.
       if (*k != push_event::kind::subscribed)
          return std::nullopt;
-      return push_event{push_event::kind::connected, {}, {}};
+      return push_event{push_event::kind::connected, {}, {}, false};
    }
-   push_event e{*k, channel.value, {}};
+   push_event e{*k, channel.value, {}, is_sharded(word.value)};
    if (*k == push_event::kind::message && last - first >= 4 && nodes[first + 3].depth == 1 &&
        !is_aggregate(nodes[first + 3].data_type))
       e.payload = nodes[first + 3].value;

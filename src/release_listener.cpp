@@ -151,9 +151,9 @@ void release_listener::forget_if_idle(channel_map::iterator it) noexcept
 
 void release_listener::on_push(std::size_t node, push_event const& e)
 {
-   if (node >= nodes_)
-      return;
    using kind = push_event::kind;
+   if (node >= nodes_ || e.what == kind::refused)
+      return;
    if (e.what == kind::connected) {
       // A new connection: whatever was subscribed before is being restored (its confirmations
       // follow), and a release may have been missed meanwhile. Every waiter looks again.

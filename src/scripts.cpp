@@ -100,6 +100,18 @@ bool is_integer(boost::redis::resp3::node const& n, std::int64_t& out)
 
 }  // namespace
 
+std::string sharded_text(std::string_view text)
+{
+   constexpr std::string_view plain = "redis.call('PUBLISH', ";
+   constexpr std::string_view sharded = "redis.call('SPUBLISH', ";
+   std::string out;
+   for (auto at = text.find(plain); at != std::string_view::npos; at = text.find(plain)) {
+      out.append(text.substr(0, at)).append(sharded);
+      text.remove_prefix(at + plain.size());
+   }
+   return out.append(text);
+}
+
 std::string sha1_hex(std::string_view text)
 {
    unsigned char digest[SHA_DIGEST_LENGTH];

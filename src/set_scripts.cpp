@@ -1,6 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include <locksmith/detail/set_scripts.hpp>
 
+#include <map>
+#include <memory>
 #include <string>
 
 namespace locksmith::detail {
@@ -303,6 +305,55 @@ std::vector<script const*> every_script()
                          &reentrant_extend_script(), &reentrant_release_script()})
       all.push_back(s);
    return all;
+}
+
+namespace {
+
+// Every script's sharded twin, built together once (a magic static: clients on several threads
+// may ask at once), for the program's life.
+struct sharded_twins {
+   std::vector<std::unique_ptr<std::string const>> texts;
+   std::vector<std::unique_ptr<script const>> scripts;
+   std::map<script const*, script const*> of;
+
+   sharded_twins()
+   {
+      for (auto const* s : every_script()) {
+         auto text = std::make_unique<std::string const>(sharded_text(s->text));
+         if (*text == s->text) {
+            of[s] = s;
+            continue;
+         }
+         auto twin = std::make_unique<script const>(
+            script{s->name, *text, sha1_hex(*text), s->role, s->batched});
+         of[s] = twin.get();
+         texts.push_back(std::move(text));
+         scripts.push_back(std::move(twin));
+      }
+   }
+};
+
+sharded_twins const& twins()
+{
+   static sharded_twins const t;
+   return t;
+}
+
+}  // namespace
+
+script const& sharded_twin(script const& s)
+{
+   auto const& of = twins().of;
+   auto const it = of.find(&s);
+   return it == of.end() ? s : *it->second;
+}
+
+std::vector<script const*> every_sharded_script()
+{
+   std::vector<script const*> out;
+   for (auto const& s : twins().scripts)
+      out.push_back(s.get());
+   return out;
 }
 
 }  // namespace locksmith::detail

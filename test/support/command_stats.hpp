@@ -41,8 +41,8 @@ inline bool run_by_scripts(std::string_view cmd)
 {
    // The lock's, then the sorted sets of the semaphore, the read-write and reentrant locks and
    // the fair lock's queue deadlines, then the fair lock's queue.
-   for (std::string_view s : {"set", "get", "time", "pttl", "del", "publish", "pexpire", "incr",
-                              "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
+   for (std::string_view s : {"set", "get", "time", "pttl", "del", "publish", "spublish", "pexpire",
+                              "incr", "zadd", "zrem", "zscore", "zcard", "zrange", "zrangebyscore",
                               "zremrangebyscore", "rpush", "lindex", "lrem"})
       if (cmd == s)
          return true;

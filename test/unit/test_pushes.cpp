@@ -55,6 +55,30 @@ BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
    BOOST_TEST((got == want));
 }
 
+// Redis Cluster's sharded pub/sub: the same pushes with an `s` before their word, marked sharded.
+BOOST_AUTO_TEST_CASE(sharded_messages_and_confirmations)
+{
+   auto const got =
+      parse_pushes(cat({push("ssubscribe", "a", count(1)), push("smessage", "a", text("t1")),
+                        push("sunsubscribe", "a", count(0)), push("subscribe", "b", count(2))}),
+                   "locksmith:");
+   std::vector<push_event> const want{{kind::subscribed, "a", "", true},
+                                      {kind::message, "a", "t1", true},
+                                      {kind::unsubscribed, "a", "", true},
+                                      {kind::subscribed, "b", "", false}};
+   BOOST_TEST((got == want));
+}
+
+BOOST_AUTO_TEST_CASE(only_sharded_words_drop_their_s)
+{
+   // "subscribe" begins with an s too; "spublish", "smessages" and "s" are nobody's.
+   auto const got =
+      parse_pushes(cat({push("spublish", "a", count(1)), push("smessages", "a", text("t")),
+                        push("s", "a", count(1)), push("sssubscribe", "a", count(1))}),
+                   "locksmith:");
+   BOOST_TEST(got.empty());
+}
+
 BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
 {
    // The marker is the key prefix, which sorts before every lock channel under it.

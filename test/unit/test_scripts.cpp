@@ -1,6 +1,7 @@
 // Unit tests of the Lua scripts' SHAs and of the parsers of their replies
 // (include/locksmith/detail/scripts.hpp), over hand-built RESP3 replies.
 #include <locksmith/detail/scripts.hpp>
+#include <locksmith/detail/set_scripts.hpp>
 
 #include <boost/test/unit_test.hpp>
 
@@ -120,6 +121,35 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
                extend_script().role == script_role::extend));
    // The same object every time: the SHA is computed once.
    BOOST_TEST(&acquire_script() == &acquire_script());
+}
+
+// A Redis Cluster's twins say SPUBLISH where their script says PUBLISH, and nothing else differs:
+// the same source text, no second copy of the Lua to drift.
+BOOST_AUTO_TEST_CASE(sharded_twins_publish_with_spublish)
+{
+   using namespace locksmith::detail;
+   BOOST_TEST(sharded_text("a\nredis.call('PUBLISH', ARGV[2], x)\nredis.call('PUBLISH', c, y)") ==
+              "a\nredis.call('SPUBLISH', ARGV[2], x)\nredis.call('SPUBLISH', c, y)");
+   BOOST_TEST(sharded_text("redis.call('GET', KEYS[1])") == "redis.call('GET', KEYS[1])");
+   std::size_t publishing = 0;
+   for (auto const* s : every_script()) {
+      BOOST_TEST_CONTEXT("script " << s->name)
+      {
+         auto const& twin = sharded_twin(*s);
+         bool const publishes = s->text.find("'PUBLISH'") != std::string_view::npos;
+         publishing += publishes ? 1 : 0;
+         BOOST_TEST((&twin == s) == !publishes);
+         BOOST_TEST(twin.text.find("'PUBLISH'") == std::string_view::npos);
+         BOOST_TEST(twin.text == sharded_text(s->text));
+         BOOST_TEST(twin.sha1 == sha1_hex(twin.text));
+         BOOST_TEST((twin.role == s->role && twin.batched == s->batched && twin.name == s->name));
+         BOOST_TEST(&sharded_twin(*s) == &twin);  // built once
+      }
+   }
+   // The releases of the lock, the semaphore (and reader), the fair and the reentrant lock.
+   BOOST_TEST(publishing == 4u);
+   BOOST_TEST(every_sharded_script().size() == publishing);
+   BOOST_TEST(sharded_twin(release_script()).text.find("'SPUBLISH'") != std::string_view::npos);
 }
 
 // Extend keeps the fence key alive with the lock: KEYS[2i] gets ARGV[3i] ms, as acquire sets it,

@@ -13,14 +13,18 @@ namespace locksmith::detail {
 /// A server push on a subscriber connection that the release listener acts on.
 struct push_event {
    enum class kind {
-      message,       // a PUBLISH on a channel we are subscribed to
-      subscribed,    // the server confirmed a SUBSCRIBE of the channel
-      unsubscribed,  // the server confirmed an UNSUBSCRIBE of the channel
+      message,       // a PUBLISH (SPUBLISH) on a channel we are subscribed to
+      subscribed,    // the server confirmed a SUBSCRIBE (SSUBSCRIBE) of the channel
+      unsubscribed,  // the server confirmed an UNSUBSCRIBE (SUNSUBSCRIBE) of the channel, or
+                     // dropped a sharded subscription whose slot it no longer serves
       connected,     // the subscriber connection (re)connected: no channel; see connection_marker
+      refused,       // the server answered an error (its text in payload), no channel: an ACL
+                     // denial, or a MOVED for an SSUBSCRIBE sent to a master that lost the slot
    };
    kind what;
    std::string channel;
-   std::string payload;  // a message's text (a release's token); empty otherwise
+   std::string payload;   // a message's text (a release's token), an error's; empty otherwise
+   bool sharded = false;  // smessage, ssubscribe, sunsubscribe: sharded pub/sub (Redis Cluster)
 
    friend bool operator==(push_event const&, push_event const&) = default;
 };
@@ -38,7 +42,8 @@ inline std::string_view connection_marker(std::string_view prefix) noexcept
 
 /// The pushes among RESP3 nodes read from a subscriber connection, in order. A push is an
 /// aggregate at depth 0 whose first element names its kind and whose second is the channel
-/// (`message`, `subscribe`, `unsubscribe`); a message's third element is its payload. Anything else
+/// (`message`, `subscribe`, `unsubscribe`, or the sharded `smessage`, `ssubscribe`,
+/// `sunsubscribe`); a message's third element is its payload. Anything else
 /// is skipped whole, nested aggregates included: pattern messages, anything on the connection
 /// marker but its confirmation (which reads as `connected`), errors (a SUBSCRIBE refused by an
 /// ACL), and a reply that Boost.Redis took for a push. `marker` is the connection marker

@@ -61,6 +61,12 @@ script const& extend_script();
 /// Every script, as a node loads them.
 std::array<script const*, 4> all_scripts();
 
+/// A script's text for a Redis Cluster: every `redis.call('PUBLISH', ` made
+/// `redis.call('SPUBLISH', `, so that a release reaches the subscribers at the master of its
+/// channel's slot only (sharded pub/sub, Redis 7), where PUBLISH would cross the cluster bus to
+/// every node. The same text when it publishes nothing.
+std::string sharded_text(std::string_view text);
+
 /// The SHA-1 of a text, as lower-case hex (what Redis names a script by).
 std::string sha1_hex(std::string_view text);
 

@@ -84,6 +84,15 @@ script const& reentrant_release_script();
 /// them at its start.
 std::vector<script const*> every_script();
 
+/// The twin of one of every_script()'s scripts for a Redis Cluster: the same script with its
+/// text made sharded_text (SPUBLISH), its own SHA-1, name, role and shape; `s` itself when it
+/// publishes nothing. Built once, for all scripts at the first call.
+script const& sharded_twin(script const& s);
+
+/// The twins that differ from their script (those that publish), as a cluster's masters load
+/// them at their start besides every_script().
+std::vector<script const*> every_sharded_script();
+
 }  // namespace locksmith::detail
 
 #endif

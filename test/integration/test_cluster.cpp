@@ -4,7 +4,7 @@
 // tests are in test_cluster_pubsub.cpp.
 #include "cluster_fixture.hpp"
 
-#include "support/contention.hpp"
+#include "support/contention_checks.hpp"
 
 #include <set>
 #include <string>
@@ -99,16 +99,8 @@ BOOST_AUTO_TEST_CASE(mutual_exclusion_on_names_of_every_shard)
    }
    locksmith::test::contention_shape const s{
       .clients = 2, .coroutines = 32, .names = names, .cycles = 4000, .names_prefix = prefix};
-   auto const t = locksmith::test::run_contention({cluster.url()}, s);
-   BOOST_TEST_MESSAGE("cluster of 3: " << t.cycles << " cycles ("
-                                       << static_cast<long>(t.per_second()) << "/s), " << t.overlaps
-                                       << " overlaps, " << t.errors << " errors");
-   for (auto const& [kind, n] : t.kinds)
-      BOOST_TEST_MESSAGE("  " << kind << ": " << n);
-   BOOST_TEST(t.cycles >= s.cycles);
-   BOOST_TEST(t.overlaps == 0);
-   BOOST_TEST(t.inversions == 0);
-   BOOST_TEST(t.errors == 0);
+   locksmith::test::check_contention(locksmith::test::run_contention({cluster.url()}, s), s,
+                                     "cluster of 3");
    for (std::size_t i = 0; i < cluster.size(); ++i)
       BOOST_TEST(calls_of(cluster.master(i).commandstats(), "evalsha") > 0);
    BOOST_TEST(no_crossslot());

@@ -2,7 +2,7 @@
 // Mutual exclusion under the shape that once broke it (issue 16, see support/contention.hpp):
 // 4 clients x 8 coroutines x 4 names, on 1 and on 5 nodes, for both strategies, with at least
 // 20,000 cycles per run and no fault injected, so that every error counts.
-#include "support/contention.hpp"
+#include "support/contention_checks.hpp"
 #include "support/fixture.hpp"
 #include "support/redis_server.hpp"
 
@@ -13,26 +13,13 @@
 
 namespace {
 using locksmith::test::contention_shape;
-using locksmith::test::contention_tally;
-
-void check(contention_tally const& t, contention_shape const& s, char const* what)
-{
-   BOOST_TEST_MESSAGE(what << ": " << t.cycles << " cycles (" << static_cast<long>(t.per_second())
-                           << "/s), " << t.overlaps << " overlaps, " << t.inversions
-                           << " fence inversions, " << t.errors << " errors");
-   for (auto const& [kind, n] : t.kinds)
-      BOOST_TEST_MESSAGE("  " << kind << ": " << n);
-   BOOST_TEST(t.cycles >= s.cycles);
-   BOOST_TEST(t.overlaps == 0);
-   BOOST_TEST(t.inversions == 0);
-   BOOST_TEST(t.errors == 0);
-}
 
 void contend_on(std::size_t n, contention_shape s, char const* what)
 {
    locksmith::test::servers_fixture f;
    f.start(n);
-   check(locksmith::test::run_contention(locksmith::test::urls_of(f.servers), s), s, what);
+   locksmith::test::check_contention(
+      locksmith::test::run_contention(locksmith::test::urls_of(f.servers), s), s, what);
 }
 
 }  // namespace

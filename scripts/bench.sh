@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The main job: builds locksmith and runs the spin-vs-subscribe comparison against redis-server
 # processes that the benchmark starts itself; prints the table and writes the handoff plot.
-# With no arguments it then runs issue 9's two in-process shapes: a handoff among 16 coroutines
-# of one process, and 16 coroutines of one process contending with hold 0 (spin against
-# subscribe), and the fair lock's handoff and contention. Each row shows its ratios to the baseline of the same run and, where issue 9 sets
-# one, whether its target is met (column `target`). Arguments go to locksmith-bench instead (for
-# example --json, or --scenario handoff), and only that run is made.
+# With no arguments it then runs issue 9's other shapes: a handoff among 16 coroutines of one
+# process; 16 coroutines of one process contending with hold 0 (spin against subscribe); the fair
+# lock's handoff and contention; RedLock over 5 nodes with 0, 1 and 2 of them frozen (ratios to
+# the healthy run); and 10,000 leases renewed by one thread. Each row shows its ratios to the
+# baseline of the same run and, where issue 9 sets one, whether its target is met (column
+# `target`; quorum: p50/h and cpu/h; renewal: targets_met with --json). Arguments go to
+# locksmith-bench instead (for example --json, or --scenario handoff), and only that run is made.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${LOCKSMITH_BUILD_DIR:-$root/build}
@@ -23,3 +25,9 @@ echo "In one process (the local queue hands the name over):"
 echo
 echo "The fair lock (lock_options::fair: a release hands the lock to the first in Redis's queue):"
 "$bench" --scenario handoff,contended --fair
+echo
+echo "RedLock over 5 nodes, with 0, 1 and 2 of them frozen (SIGSTOP) while measuring:"
+"$bench" --scenario quorum --nodes 5 --frozen 0,1,2
+echo
+echo "10,000 leases held and renewed by the watchdog of one client on one thread:"
+"$bench" --scenario renewal --leases 10000 --duration 10s

@@ -10,8 +10,7 @@
 
 namespace locksmith::test {
 
-inline void check_contention(contention_tally const& t, contention_shape const& s,
-                             char const* what)
+inline void check_contention(contention_tally const& t, contention_shape const& s, char const* what)
 {
    BOOST_TEST_MESSAGE(what << ": " << t.cycles << " cycles (" << static_cast<long>(t.per_second())
                            << "/s), " << t.overlaps << " overlaps, " << t.inversions

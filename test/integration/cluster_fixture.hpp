@@ -10,6 +10,7 @@
 #include <locksmith/detail/cluster.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 namespace locksmith::test {
@@ -39,6 +40,19 @@ struct cluster_fixture {
          auto name = unique_key() + "/" + std::to_string(k);
          if (cluster.first_owner(slot_of(name)) == i)
             return name;
+      }
+   }
+
+   // A fresh prefix P such that the names P0 ... P(n-1) have slots on every master.
+   std::string names_on_every_master(int n) const
+   {
+      for (int attempt = 0;; ++attempt) {
+         auto prefix = unique_key() + "/" + std::to_string(attempt) + "/";
+         std::set<std::size_t> owners;
+         for (int k = 0; k < n; ++k)
+            owners.insert(cluster.first_owner(slot_of(prefix + std::to_string(k))));
+         if (owners.size() == cluster.size())
+            return prefix;
       }
    }
 

@@ -140,8 +140,10 @@ asio::awaitable<void> worker(client& c, redis::connection& data, counter_run con
    auto const kind = writer ? detail::lease_kind{of::write} : r.kind;
    auto token = tuple;
    for (int i = 0; i < r.rounds; ++i) {
+      auto const k = (index + i) % r.names;
+      auto const name = r.name_of(k);
       auto const t0 = clock_type::now();
-      auto [ec, l] = co_await detail::initiate_acquire(c, token, kind, r.name, r.lock, nullptr);
+      auto [ec, l] = co_await detail::initiate_acquire(c, token, kind, name, r.lock, nullptr);
       t.longest_wait_ms = std::max(t.longest_wait_ms, ms(clock_type::now() - t0));
       if (ec) {
          ++t.lock_failures;
@@ -149,7 +151,7 @@ asio::awaitable<void> worker(client& c, redis::connection& data, counter_run con
          continue;
       }
       if (kind.what == of::lock) {
-         if (!co_await increment(data, r.counter))
+         if (!co_await increment(data, r.counter_of(k)))
             ++t.counter_failures;
       } else if (!co_await occupy(data, r, writer, t)) {
          ++t.bound_broken;

@@ -25,11 +25,14 @@ struct counter_run {
    std::uint16_t counter_port = 0;  // the loopback redis-server that holds the counter
    std::string name;                // the lock's name
    std::string counter;             // the counter's key
+   // With more than one (the lock kind only), coroutine j locks name_of((j + i) % names) in its
+   // round i, and counts in counter_of of the same index: the increments spread over the names.
+   int names = 1;
    int processes = 4;
    int workers = 8;  // coroutines per process, on one client
    int rounds = 25;  // increments per coroutine
    lock_options lock;
-   detail::lease_kind kind{};  // the lock by default
+   locksmith::detail::lease_kind kind{};  // the lock by default
    int writers = 0;  // with kind read: the first `writers` coroutines of each process write
    std::chrono::milliseconds hold{0};  // a shared holder stays this long (at least one yield)
    std::chrono::milliseconds node_timeout{1000};
@@ -39,7 +42,13 @@ struct counter_run {
    std::chrono::seconds child_budget{60};  // a child gives up after this long
    std::chrono::seconds deadline{90};      // the parent kills what still runs after this long
 
-   int increments() const { return processes * workers * rounds; }
+   int increments() const { return processes * workers * rounds; }  // over all the names
+
+   std::string name_of(int k) const { return names == 1 ? name : name + std::to_string(k); }
+   std::string counter_of(int k) const
+   {
+      return names == 1 ? counter : counter + "/" + std::to_string(k);
+   }
 };
 
 // What went wrong in a child, as bits of its exit status.

@@ -147,11 +147,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
 asio::awaitable<bool> acquire_engine::step_back(std::string const& name, std::string const& token,
                                                 fanout_result const& r)
 {
-   auto const where = may_hold_key(r, ctx_.nodes.size());
-   std::vector<std::shared_ptr<node>> targets;
-   for (std::size_t i = 0; i < where.size(); ++i)
-      if (where[i])
-         targets.push_back(ctx_.nodes[i]);
+   auto const targets = nodes_where(ctx_, may_hold_key(r, ctx_.nodes.size()));
    auto const call = fair_requeue_call(ctx_.cfg.prefix, name, token, targets.size());
    auto [ec, back] =
       co_await async_fanout(ctx_.ex, targets, call, ctx_.cfg.node_timeout, use_tuple);

@@ -19,14 +19,21 @@ void release_where_taken(client_context& ctx, std::string const& name, std::stri
    release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind);
 }
 
+std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
+                                               std::vector<bool> const& where)
+{
+   std::vector<std::shared_ptr<node>> out;
+   for (std::size_t i = 0; i < ctx.nodes.size() && i < where.size(); ++i)
+      if (where[i])
+         out.push_back(ctx.nodes[i]);
+   return out;
+}
+
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
                 std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
                 lease_kind const& kind)
 {
-   std::vector<std::shared_ptr<node>> targets;
-   for (std::size_t i = 0; i < ctx.nodes.size(); ++i)
-      if (where[i])
-         targets.push_back(ctx.nodes[i]);
+   auto const targets = nodes_where(ctx, where);
    if (!targets.empty())
       start_fanout(
          ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,

@@ -26,6 +26,10 @@ void release_where_taken(client_context& ctx, std::string const& name, std::stri
                          fanout_result const& r, std::chrono::steady_clock::time_point until,
                          lease_kind const& kind = {});
 
+/// The client's nodes that `where` names (by index).
+std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
+                                               std::vector<bool> const& where);
+
 /// The same on the nodes that `where` names (by index), in the background. (A handed-over lease
 /// is the lock's kind, the default.)
 void release_on(client_context& ctx, std::string const& name, std::string const& token,

@@ -39,20 +39,25 @@ private:
    std::vector<std::weak_ptr<boost::asio::steady_timer>> retry_timers_;
 };
 
-/// Counts one operation in flight for as long as it lives.
+/// Counts one operation in flight for as long as it lives (or until a move leaves it empty), so
+/// that a callback can carry it as well as a coroutine's frame.
 class work_guard {
 public:
-   explicit work_guard(owned_work& w) noexcept
-       : w_{w}
+   explicit work_guard(std::shared_ptr<owned_work> w) noexcept
+       : w_{std::move(w)}
    {
-      w_.add();
+      w_->add();
    }
-   ~work_guard() { w_.done(); }
-   work_guard(work_guard const&) = delete;
-   work_guard& operator=(work_guard const&) = delete;
+   ~work_guard()
+   {
+      if (w_)
+         w_->done();
+   }
+   work_guard(work_guard&&) noexcept = default;
+   work_guard& operator=(work_guard&&) = delete;
 
 private:
-   owned_work& w_;
+   std::shared_ptr<owned_work> w_;
 };
 
 /// How long a release is owned: until each node answered, or the key cannot be there any more.

@@ -70,10 +70,7 @@ void client::async_unlock_impl(lease* l, report* diag, done_handler h)
 {
    if (diag)
       *diag = report{};
-   spawn(core_->executor(), core_->unlock(l->state(), diag), std::move(h),
-         [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
-            std::move(h)(e ? code_of(e) : ec);
-         });
+   core_->unlock(l->state(), diag, std::move(h));
 }
 
 void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag,

@@ -11,7 +11,11 @@
 #include <locksmith/detail/url.hpp>
 #include <locksmith/detail/validate.hpp>
 
+#include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -204,7 +208,7 @@ asio::awaitable<client_core::lock_result> client_core::take(std::string name, lo
                                                             lease_kind const& kind)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-   work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   work_guard in_flight{ctx_.work};  // a graceful close waits for this operation
    if (ctx_.config_error)
       co_return lock_result{ctx_.config_error, {}};
    if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
@@ -247,10 +251,9 @@ asio::awaitable<client_core::lock_result> client_core::take(std::string name, lo
    co_return lock_result{error_code{}, std::move(held)};
 }
 
-asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st, report* diag)
+void client_core::unlock(std::shared_ptr<lease_state> st, report* diag,
+                         asio::any_completion_handler<void(error_code)> h)
 {
-   co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-   work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
    // A coroutine of this process waits for the name: hand it the lease, whose key it takes over
    // in one round trip, instead of a release and a new acquire (two, and a message). Only a lease
    // still held and valid, and at most local_queue::max_handovers times in a row.
@@ -261,16 +264,23 @@ asio::awaitable<error_code> client_core::unlock(std::shared_ptr<lease_state> st,
        queue_.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
       st->in_slot = false;  // the name went with the lease
       st->end(lease_state::status::released);
-      co_return error_code{};
+      return asio::post(ctx_.ex, asio::append(std::move(h), error_code{}));
    }
-   co_return co_await release_lease(ctx_, std::move(st), diag);
+   // The handler keeps the client alive until it completes.
+   auto slot = asio::get_associated_cancellation_slot(h);
+   auto hex = asio::get_associated_executor(h, ctx_.ex);
+   release_lease(
+      ctx_, std::move(st), diag,
+      asio::bind_cancellation_slot(
+         slot, asio::bind_executor(hex, [self = shared_from_this(), h = std::move(h)](
+                                           error_code ec) mutable { std::move(h)(ec); })));
 }
 
 asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl,
                                                 report* diag)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-   work_guard in_flight{*ctx_.work};  // a graceful close waits for this operation
+   work_guard in_flight{ctx_.work};  // a graceful close waits for this operation
    co_return co_await extend_lease(ctx_, std::move(st), ttl, diag);
 }
 

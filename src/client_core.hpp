@@ -20,8 +20,11 @@
 #include <locksmith/metrics.hpp>
 #include <locksmith/report.hpp>
 
+#include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/deferred.hpp>
 
 #include <chrono>
 #include <memory>
@@ -66,7 +69,20 @@ public:
       lease_kind kind{opts.fair ? lease_kind::of::fair : lease_kind::of::lock};
       return lock(std::move(name), std::move(opts), try_only, diag, std::move(kind));
    }
-   boost::asio::awaitable<error_code> unlock(std::shared_ptr<lease_state> st, report* diag);
+   /// Hands the lease to a local waiter, or releases it (release_lease). Completes `h` on its
+   /// associated executor, never inside this call; cancellation as release_lease.
+   void unlock(std::shared_ptr<lease_state> st, report* diag,
+               boost::asio::any_completion_handler<void(error_code)> h);
+   /// The same for any completion token (the unit tests await it).
+   template <class CompletionToken = boost::asio::deferred_t>
+   auto async_unlock(std::shared_ptr<lease_state> st, report* diag, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         [this](auto h, std::shared_ptr<lease_state> s, report* d) {
+            unlock(std::move(s), d, std::move(h));
+         },
+         token, std::move(st), diag);
+   }
    boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
                                              std::chrono::milliseconds ttl, report* diag);
 

@@ -4,10 +4,10 @@
 #include "kind_calls.hpp"
 #include "verdicts.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
-
-#include <optional>
+#include <boost/asio/append.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
@@ -40,31 +40,45 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
          [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 
-asio::awaitable<error_code> release_lease(client_context& ctx, std::shared_ptr<lease_state> st,
-                                          report* diag)
+void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
+                   asio::any_completion_handler<void(error_code)> h)
 {
    using status = lease_state::status;
    if (!st || (st->st != status::held && st->st != status::lost))
-      co_return error::not_held;
+      return asio::post(ctx.ex, asio::append(std::move(h), error_code{error::not_held}));
    // A lost lease was left in Redis so that nobody could enter before its holder stopped
    // working; now that the holder gives it back, release it where it is still ours.
    bool const was_lost = st->st == status::lost;
    st->end(status::released);
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
-   // Owned until every node answered, or the key has expired by itself. (A named local: GCC 12
-   // destroys a temporary with a destructor twice when it stands in a co_await expression.)
-   auto keep =
-      std::optional<persistence>{persistence{st->renewed_at + st->ttl, ctx.work, st->may_hold}};
-   auto const call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token);
-   auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
-                                        asio::as_tuple(asio::use_awaitable), std::move(keep));
-   // Only now may the next local waiter try: sooner, it would race its own release.
-   st->leave_slot();
-   describe(r, ctx.nodes, diag);
-   ctx.tel.votes("release", st->name, r, ctx.nodes);
-   if (was_lost)
-      co_return error::lease_lost;
-   co_return ec ? ec : ownership_result(r);
+   // Owned until every node answered, or the key has expired by itself.
+   persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold};
+   auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token);
+   auto slot = asio::get_associated_cancellation_slot(h);
+   // A graceful close waits for this operation until it completes.
+   start_fanout(
+      ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,
+      asio::bind_cancellation_slot(slot,
+                                   [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work},
+                                    h = std::move(h)](error_code ec, fanout_result r) mutable {
+                                      // Only now may the next local waiter try: sooner, it would
+                                      // race its own release.
+                                      st->leave_slot();
+                                      describe(r, ctx.nodes, diag);
+                                      ctx.tel.votes("release", st->name, r, ctx.nodes);
+                                      if (was_lost)
+                                         ec = error::lease_lost;
+                                      else if (!ec)
+                                         ec = ownership_result(r);
+                                      {
+                                         auto const ended = std::move(in_flight);
+                                      }
+                                      // Never inside start_fanout's call (it completes from a reply
+                                      // or a post), so the handler may run here when its executor
+                                      // is this one.
+                                      asio::dispatch(ctx.ex, asio::append(std::move(h), ec));
+                                   }),
+      std::move(keep));
 }
 
 }  // namespace locksmith::detail

@@ -11,7 +11,7 @@
 
 #include <locksmith/report.hpp>
 
-#include <boost/asio/awaitable.hpp>
+#include <boost/asio/any_completion_handler.hpp>
 
 #include <chrono>
 #include <memory>
@@ -40,8 +40,14 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 /// released; else the release's verdict. Sent to every node; owned where the key may be
 /// (lease_state::may_hold). The name passes to the next local waiter only once the release has
 /// been answered.
-boost::asio::awaitable<error_code> release_lease(client_context& ctx,
-                                                 std::shared_ptr<lease_state> st, report* diag);
+///
+/// A callback, not a coroutine: an unlock is on every lock cycle's path, and this way costs no
+/// coroutine frame and no reactor turn of its own. `h` completes on its associated executor
+/// (else ctx.ex), never inside this call. The caller keeps ctx alive until then.
+/// Cancellation (`h`'s slot, any type): completes with operation_aborted; the release, already
+/// sent, goes on, owned by the client.
+void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
+                   boost::asio::any_completion_handler<void(error_code)> h);
 
 }  // namespace locksmith::detail
 

@@ -129,7 +129,7 @@ run_stats check(scenario const& s)
       // Unlock: succeeds with a quorum of releases. A node that hung on the extend is still hung
       // when the release comes.
       auto const first_unlock_call = c.plan->calls + 1;
-      auto const uec = co_await c.core->unlock(l.state(), nullptr);
+      auto const uec = co_await unlock(c, l.state(), nullptr);
       if (needed_node_faulted(first_unlock_call) || needed_node_faulted(first_extend_call, true)) {
          BOOST_TEST(uec);
          if (s.held_by_other == 0)
@@ -208,7 +208,7 @@ BOOST_AUTO_TEST_CASE(fake_node_parses_the_calls)
       BOOST_TEST((c.fakes[0]->get(key) == l.token()));
       BOOST_TEST(c.fakes[0]->ttl(key).has_value());
       BOOST_TEST(l.fencing_token() == 1'000'001u);
-      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
+      BOOST_TEST(co_await unlock(c, l.state(), nullptr) == error_code{});
       BOOST_TEST(!c.fakes[0]->get(key).has_value());
       BOOST_TEST(c.fakes[0]->publishes == 1u);
    }()));

@@ -30,7 +30,7 @@ BOOST_AUTO_TEST_CASE(a_reply_of_the_wrong_shape_is_no_vote_and_reconnects_the_no
       auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 10s}, true, nullptr);
       BOOST_TEST_REQUIRE(!ec2, ec2.message());
       c.plan->fail_at = c.plan->calls + 1;  // the release's reply: a grant
-      BOOST_TEST((co_await c.core->unlock(l2.state(), nullptr) == error::unexpected_reply));
+      BOOST_TEST((co_await unlock(c, l2.state(), nullptr) == error::unexpected_reply));
       BOOST_TEST(c.fakes[0]->reconnects == 2u);
    }()));
    BOOST_TEST(c.fakes[0]->lock_keys().empty());
@@ -47,7 +47,7 @@ BOOST_AUTO_TEST_CASE(release_after_a_script_flush_on_a_slow_node)
       BOOST_TEST_REQUIRE(!ec);
       BOOST_TEST(c.holding(key, l.token()) == 5u);
       c.fakes[4]->flush_scripts();
-      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
+      BOOST_TEST(co_await unlock(c, l.state(), nullptr) == error_code{});
    }()));
    BOOST_TEST(c.fakes[4]->lock_keys().empty(),
               "node 4 still holds the released lock (until its 30 s TTL)");
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(a_transient_failure_on_a_bare_quorum_is_not_a_lost_key)
             BOOST_TEST(eec == error::quorum_unreachable, eec.message());
             // The same once more for the release.
             c.plan->fail_at = c.plan->calls + n;
-            auto const uec = co_await c.core->unlock(l.state(), &diag);
+            auto const uec = co_await unlock(c, l.state(), &diag);
             BOOST_TEST(diag.nodes[n - 1].vote == node_vote::failed);
             BOOST_TEST(uec == error::quorum_unreachable, uec.message());
          }()));
@@ -114,7 +114,7 @@ BOOST_AUTO_TEST_CASE(decision_does_not_wait_for_hung_nodes)
       for (std::size_t i = 0; i < 5; ++i)
          BOOST_TEST(diag.nodes[i].vote == (i < 3 ? node_vote::yes : node_vote::none), "node " << i);
       t0 = clock_type::now();
-      BOOST_TEST(co_await c.core->unlock(l.state(), nullptr) == error_code{});
+      BOOST_TEST(co_await unlock(c, l.state(), nullptr) == error_code{});
       BOOST_TEST((clock_type::now() - t0 < node_timeout / 4));
 
       // A third node hangs: no quorum; one node timeout, not three.

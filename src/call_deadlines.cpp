@@ -83,7 +83,10 @@ call_deadlines::call_deadlines(asio::any_io_executor ex)
     : s_{std::make_shared<state>(std::move(ex))}
 {}
 
-call_deadlines::~call_deadlines() { stop(); }
+call_deadlines::~call_deadlines()
+{
+   stop();
+}
 
 void call_deadlines::watch(entry& e, clock::time_point deadline)
 {
@@ -101,7 +104,10 @@ void call_deadlines::forget(entry& e) noexcept
       s_->unlink(e);
 }
 
-std::size_t call_deadlines::size() const noexcept { return s_->count; }
+std::size_t call_deadlines::size() const noexcept
+{
+   return s_->count;
+}
 
 void call_deadlines::stop()
 {

@@ -125,6 +125,7 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
            make_logger(cmd_health_, make_connection_log(cfg, url, "commands"), on_connected_)}
     , sub_{ex, make_tls_context(url, cfg.tls, sub_health_),
            make_logger(sub_health_, make_connection_log(cfg, url, "pub/sub"))}
+    , deadlines_{ex}
     , gated_{cfg.nodes.size() > 1}
     , sentinel_{url.sentinel()}
     , wait_replicas_{cfg.wait_replicas}
@@ -310,6 +311,7 @@ void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)
 void redis_node::stop()
 {
    stopped_ = true;
+   deadlines_.stop();
    cmd_.cancel();
    sub_.cancel();
 }
@@ -324,6 +326,7 @@ struct redis_node::pending_eval {
    bool waits = false;                   // a WAIT follows the script
    bool asking = false;                  // an ASKING comes before it
    std::optional<redis::request> built;  // the script with them, when either does
+   call_deadlines::entry timeout = {};   // cancels the call at `deadline`
 };
 
 void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
@@ -354,15 +357,11 @@ void redis_node::start_eval(std::shared_ptr<script_call const> call,
 {
    auto const now = std::chrono::steady_clock::now();
    bool const waits = wait_replicas_ > 0 && waits_for_replicas(*call->code);
-   auto p = std::make_shared<pending_eval>(pending_eval{std::move(call),
-                                                        std::move(still_wanted),
-                                                        std::move(done),
-                                                        now,
-                                                        now + timeout,
-                                                        {},
-                                                        waits,
-                                                        asking,
-                                                        std::nullopt});
+   auto p =
+      std::make_shared<pending_eval>(std::move(call), std::move(still_wanted), std::move(done), now,
+                                     now + timeout, node_reply{}, waits, asking, std::nullopt);
+   if (stopped_)
+      return refuse(*p);
    if (gated_ && !gate_.open() && !even_if_silent)
       return refuse(*p);
    exec_eval(std::move(p), false);
@@ -373,7 +372,10 @@ void redis_node::refuse(pending_eval& p)
    auto& r = p.reply;
    r.sent = false;
    auto const& health = *cmd_health_;
-   if (health.lasting()) {
+   if (stopped_) {
+      r.ec = asio::error::operation_aborted;
+      r.server_message = "not sent: the client was stopped";
+   } else if (health.lasting()) {
       r.ec = health.lasting();
       r.server_message = health.lasting_message();
    } else {
@@ -444,12 +446,14 @@ error_code redis_node::demoted()
 void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 {
    auto const& req = request_for(*p, by_text);
-   auto const left = p->deadline - std::chrono::steady_clock::now();
    p->reply.resp = {};
    auto& resp = p->reply.resp;
+   deadlines_.watch(p->timeout, p->deadline);
    exec_command(
       cmd_, req, resp,
-      asio::cancel_after(left, [self = shared_from_this(), p, by_text](error_code ec, std::size_t) {
+      asio::bind_cancellation_slot(p->timeout.slot(), [self = shared_from_this(), p,
+                                                       by_text](error_code ec, std::size_t) {
+         self->deadlines_.forget(p->timeout);
          auto& r = p->reply;
          // ASKING's OK, ahead of the script's reply.
          if (!ec && p->asking && !r.resp.has_error() && !r.resp.value().empty())

@@ -5,6 +5,7 @@
 #ifndef LOCKSMITH_SRC_NODE_HPP
 #define LOCKSMITH_SRC_NODE_HPP
 
+#include "call_deadlines.hpp"
 #include "log.hpp"
 
 #include <locksmith/config.hpp>
@@ -203,6 +204,7 @@ private:
    boost::redis::connection cmd_;  // scripts only: every command has a reply
    boost::redis::connection sub_;  // SUBSCRIBE, UNSUBSCRIBE and their pushes only
    boost::redis::generic_response pushes_;
+   call_deadlines deadlines_;  // the scripts' timeouts, one timer for all
    push_handler on_push_;
    bool stopped_ = false;
    bool reconnecting_ = false;

@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(a_call_that_completed_is_never_cancelled)
    deadlines.watch(c.place, clock_type::now() + 20ms);
    deadlines.forget(c.place);
    deadlines.forget(c.place);  // twice: nothing
-   ioc.run();  // the timer fires once, finds nothing, and is not armed again
+   ioc.run();                  // the timer fires once, finds nothing, and is not armed again
    BOOST_TEST(!c.cancelled.has_value());
    BOOST_TEST(deadlines.size() == 0u);
 }

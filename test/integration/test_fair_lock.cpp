@@ -115,6 +115,54 @@ std::vector<int> turns(asio::io_context& ioc, locksmith::config const& cfg,
    return count;
 }
 
+// How many turns each holder's queue decided: the next holder was its head, and the waiters
+// behind that head stayed in their order, ahead of those who queued after them.
+std::size_t turns_follow_the_queue(std::vector<std::vector<std::string>> const& turns)
+{
+   std::size_t decided = 0;
+   for (std::size_t i = 0; i + 1 < turns.size(); ++i) {
+      auto const& held = turns[i];
+      auto const& next = turns[i + 1];
+      if (held.size() < 2)
+         continue;  // nobody queued: whoever comes first is next
+      ++decided;
+      BOOST_TEST_REQUIRE(next[0] == held[1], "turn " << i + 1 << " is not the queue's head");
+      BOOST_TEST_REQUIRE((next.size() + 1 >= held.size() &&
+                          std::equal(held.begin() + 2, held.end(), next.begin() + 1)),
+                         "turn " << i + 1 << ": the queue behind its head changed order");
+   }
+   return decided;
+}
+
+// 4 processes x 4 coroutines, 10 rounds each, on one name, counting under the lock on `counter`
+// (node 0 when `ordered`, which also records every turn): the increments come out exact, and
+// when `ordered`, the lock goes to the head of the queue each time.
+void four_processes_of_four_coroutines(std::vector<std::string> nodes, redis_server& counter,
+                                       bool ordered)
+{
+   locksmith::test::counter_run const r{.nodes = std::move(nodes),
+                                        .counter_port = counter.port(),
+                                        .name = unique_key("fair"),
+                                        .counter = unique_key("counter"),
+                                        .processes = 4,
+                                        .workers = 4,
+                                        .rounds = 10,
+                                        .lock = fair(60s),
+                                        .record_turns = ordered,
+                                        .node_timeout = 1s};
+   auto const o = locksmith::test::run_counter_processes(r);
+   locksmith::test::check_children(o, r);
+   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+   if (!ordered)
+      return;
+   auto const turns = locksmith::test::recorded_turns(r);
+   BOOST_TEST_REQUIRE(turns.size() == static_cast<std::size_t>(r.increments()));
+   auto const decided = turns_follow_the_queue(turns);
+   BOOST_TEST_MESSAGE(decided << " of " << turns.size() << " turns handed to the queue's head");
+   // 4 processes, one contender each in Redis: the queue is seldom empty.
+   BOOST_TEST(decided >= turns.size() / 2);
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(fair_lock, server_fixture, *needs_redis_server())
@@ -211,21 +259,11 @@ BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns)
    BOOST_TEST(*hi - *lo <= 1);
 }
 
-// The fair lock's increments across 4 processes of 4 coroutines come out exact.
-BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_one_node)
+// The fair lock's increments across 4 processes of 4 coroutines come out exact, and each holder
+// is the head of the queue its predecessor saw (the counter is on the lock's server).
+BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_and_queue_order_on_one_node)
 {
-   redis_server counter;
-   locksmith::test::counter_run const r{.nodes = {srv.url()},
-                                        .counter_port = counter.port(),
-                                        .name = unique_key("fair"),
-                                        .counter = unique_key("counter"),
-                                        .processes = 4,
-                                        .workers = 4,
-                                        .rounds = 10,
-                                        .lock = fair(60s)};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
-   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+   four_processes_of_four_coroutines({srv.url()}, srv, true);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -235,10 +273,7 @@ BOOST_FIXTURE_TEST_SUITE(fair_lock_redlock, servers_fixture, *needs_redis_server
 BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival_on_five_nodes)
 {
    start(5);
-   std::vector<redis_server*> all;
-   for (auto& s : servers)
-      all.push_back(s.get());
-   waiters_in_their_order_of_arrival(ioc, cfg(1s), all);
+   waiters_in_their_order_of_arrival(ioc, cfg(1s), all());
 }
 
 // On 5 nodes, waiters may reach the queues of different nodes in different orders; a waiter
@@ -310,18 +345,7 @@ BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
 {
    start(5);
    redis_server counter;
-   locksmith::test::counter_run const r{.nodes = cfg(1s).nodes,
-                                        .counter_port = counter.port(),
-                                        .name = unique_key("fair"),
-                                        .counter = unique_key("counter"),
-                                        .processes = 4,
-                                        .workers = 4,
-                                        .rounds = 10,
-                                        .lock = fair(60s),
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
-   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+   four_processes_of_four_coroutines(cfg(1s).nodes, counter, false);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,8 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // `locksmith exec --fair`, `--permits N`, `--shared` and `--exclusive`, run as processes against
 // real redis-servers: the fair lock's order and a waiter killed at the head of its queue (on 1
-// and 5 nodes), the semaphore's bound, readers beside readers, a writer after them, the usage
-// errors, and the help text.
+// and 5 nodes), the semaphore's bound, readers beside readers, a writer after them, a plain exec
+// as that writer, the usage errors, and the help text.
 #include "cli.hpp"
 
 #include "../../src/kind_calls.hpp"
@@ -154,6 +154,32 @@ BOOST_AUTO_TEST_CASE(readers_run_together_and_a_writer_after_them, *utf::timeout
               75);
    create_file(writer.file("go"));
    BOOST_TEST(w.wait() == 0);
+}
+
+// A plain exec is the writer of a read-write lock (--exclusive is its synonym): it waits while a
+// reader holds the name, keeps new readers out meanwhile, and runs once the reader has left.
+BOOST_AUTO_TEST_CASE(a_plain_exec_waits_for_a_reader, *utf::timeout(60))
+{
+   redis_server srv;
+   temp_dir reader, writer;
+   auto key = unique_key();
+   cli_process r(exec_args(srv, key, {"--shared"}, hold_until(reader)));
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(reader.file("ready")); }), r.err());
+   cli_process w(exec_args(srv, key, {"--wait", "20s"}, hold_until(writer)));
+   BOOST_TEST_REQUIRE(poll_until([&] {
+                         return srv.text({"EXISTS", lock_key(key) + ":writer_waiting"}) == "1";
+                      }),
+                      w.err());
+   BOOST_TEST(!exists(writer.file("ready")));
+   BOOST_TEST(cli_process(exec_args(srv, key, {"--shared", "--wait", "100ms"}, {"true"})).wait() ==
+              75);
+   BOOST_TEST(!exists(writer.file("ready")));
+   create_file(reader.file("go"));
+   BOOST_TEST(r.wait() == 0);
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(writer.file("ready")); }), w.err());
+   create_file(writer.file("go"));
+   BOOST_TEST(w.wait() == 0);
+   BOOST_TEST(!key_exists(srv, key));
 }
 
 BOOST_AUTO_TEST_CASE(the_primitives_exclude_each_other_and_are_documented, *utf::timeout(60))

@@ -78,6 +78,8 @@ if tonumber(expiry) <= now then return -1 end
 return 1
 )lua";
 
+// A key of another kind (a semaphore's set) fails the GET with WRONGTYPE, as the lock's script
+// does, instead of being waited for.
 std::string write_acquire_text()
 {
    return prelude("KEYS[3]") + R"lua(
@@ -85,7 +87,8 @@ local readers = redis.call('ZCARD', KEYS[3])
 if readers == 0 and redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   redis.call('DEL', KEYS[4])
 )lua" + std::string{mint_fence} +
-          "end\nredis.call('SET', KEYS[4], '1', 'PX', ARGV[4])\n" + first_expiry("KEYS[3]") +
+          "end\nredis.call('GET', KEYS[1])\nredis.call('SET', KEYS[4], '1', 'PX', ARGV[4])\n" +
+          first_expiry("KEYS[3]") +
           R"lua(
 if readers == 0 then left = redis.call('PTTL', KEYS[1]) end
 local pause = tonumber(ARGV[5])

@@ -31,7 +31,7 @@ constexpr char const* exit_codes_help = R"(Exit status:
        message is printed
   75   the lock was not taken within --wait (another owner held it; with --permits,
        every permit was held; with --shared, a writer held K or waited for it;
-       with --exclusive, a writer or readers held K)
+       otherwise, a holder or readers held K)
   76   the lease was lost while CMD ran (renewal kept failing, the key was deleted
        or taken, or --max-hold was reached): CMD was stopped, SIGTERM then SIGKILL
        after --grace. 76 whatever CMD exited with, even 0.
@@ -100,9 +100,9 @@ commands hold one at once. Every user of K must pass the same N. With several --
 permit needs more than nodes*N/(N+1) of them (4 of 5 for N = 2 or 3), not a majority.
 --shared: CMD runs as a reader of the read-write lock K, beside other readers, never beside a
 writer; no new reader enters while a writer waits.
---exclusive: CMD runs as the writer of the read-write lock K: once its readers have left, and
-keeping new readers out while it waits. A plain exec (without --shared or --exclusive) takes
-the lock K and does not look at readers: give every writer of a read-write lock --exclusive.
+A plain exec (without --fair, --permits or --shared) is also the writer when K is a
+read-write lock: CMD runs once its readers have left, and no new reader enters while it waits.
+--exclusive says so explicitly; it means the same.
 
 )";
 
@@ -186,7 +186,9 @@ void add_exec_options(CLI::App& exec, exec_args& a)
    exec.add_flag("--fair", a.fair, "K is a fair lock: waiters take it in their order of arrival")
       ->excludes(permits)
       ->excludes(shared);
-   exec.add_flag("--exclusive", a.exclusive, "Hold K as the writer of a read-write lock")
+   exec
+      .add_flag("--exclusive", a.exclusive,
+                "Hold K as the writer of a read-write lock (as a plain exec does)")
       ->excludes(permits)
       ->excludes(shared)
       ->excludes("--fair");
@@ -272,10 +274,12 @@ exec_settings to_settings(exec_args& a)
    cfg.wait_replicas = a.wait_replicas;
    cfg.tls = {.ca_file = a.tls_ca, .cert_file = a.tls_cert, .key_file = a.tls_key};
    using of = detail::lease_kind::of;
+   // A plain exec is the writer: its key is the lock's, so that it excludes a plain lock's
+   // holders as the lock does, and it also waits for the readers of a read-write lock K.
    auto const kind = a.permits > 0 ? detail::lease_kind{of::permit, a.permits}
                      : a.shared    ? detail::lease_kind{of::read}
-                     : a.exclusive ? detail::lease_kind{of::write}
-                                   : detail::lease_kind{};
+                     : a.fair      ? detail::lease_kind{}
+                                   : detail::lease_kind{of::write};
    return {std::move(cfg), opts, kind, grace};
 }
 

@@ -49,7 +49,7 @@ struct exec_args {
    unsigned wait_replicas = 0;  // config::wait_replicas
    std::size_t permits = 0;     // 0: not a semaphore
    bool shared = false;         // the read side of a read-write lock
-   bool exclusive = false;      // the write side of a read-write lock
+   bool exclusive = false;      // the write side of a read-write lock: a plain exec's anyway
    bool fair = false;           // a fair lock (lock_options::fair)
    std::vector<std::string> command;
 };

@@ -8,8 +8,8 @@
 //                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 //
 // --fair takes K as a fair lock (waiters served in their order of arrival); --permits N holds
-// one of N permits of the semaphore K; --shared and --exclusive hold K as a
-// reader or as the writer of a read-write lock (see --help).
+// one of N permits of the semaphore K; --shared holds K as a reader of a read-write lock, and a
+// plain exec (or --exclusive, its synonym) as its writer (see --help).
 //
 // Takes the lock K on the Redis node(s) (one URL: a single-instance lock; several independent
 // masters: RedLock, with a quorum of N/2+1), runs CMD with LOCKSMITH_FENCING_TOKEN and
@@ -204,8 +204,8 @@ asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_ar
    locksmith::report diag;
    auto token =
       asio::bind_cancellation_slot(s.stop_locking.slot(), asio::as_tuple(asio::use_awaitable));
-   // The lock (--fair: a fair one), a permit or a side of a read-write lock (--permits, --shared,
-   // --exclusive).
+   // The lock as a read-write lock's writer (--fair: a fair lock), a permit (--permits) or a
+   // reader (--shared).
    auto [ec, lease] =
       co_await locksmith::detail::initiate_acquire(client, token, set.kind, a.key, set.opts, &diag);
    if (ec || s.caught != 0) {

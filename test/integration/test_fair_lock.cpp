@@ -1,8 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The fair lock (lock_options::fair) on real redis-servers: waiters take it in their order of
 // arrival, the release hands it to the first one directly, a waiter that gives up leaves the
-// queue, 4 clients x 4 coroutines take turns, and processes keep mutual exclusion; on 1 and on 5
-// nodes.
+// queue, 4 clients x 4 coroutines take turns, and processes keep mutual exclusion (on one node,
+// in queue order); on 1 and on 5 nodes. Last, a known defect on 5 nodes, run only by name.
 #include "support/counter_processes.hpp"
 #include "support/integration.hpp"
 
@@ -115,6 +115,54 @@ std::vector<int> turns(asio::io_context& ioc, locksmith::config const& cfg,
    return count;
 }
 
+// How many turns each holder's queue decided: the next holder was its head, and the waiters
+// behind that head stayed in their order, ahead of those who queued after them.
+std::size_t turns_follow_the_queue(std::vector<std::vector<std::string>> const& turns)
+{
+   std::size_t decided = 0;
+   for (std::size_t i = 0; i + 1 < turns.size(); ++i) {
+      auto const& held = turns[i];
+      auto const& next = turns[i + 1];
+      if (held.size() < 2)
+         continue;  // nobody queued: whoever comes first is next
+      ++decided;
+      BOOST_TEST_REQUIRE(next[0] == held[1], "turn " << i + 1 << " is not the queue's head");
+      BOOST_TEST_REQUIRE((next.size() + 1 >= held.size() &&
+                          std::equal(held.begin() + 2, held.end(), next.begin() + 1)),
+                         "turn " << i + 1 << ": the queue behind its head changed order");
+   }
+   return decided;
+}
+
+// 4 processes x 4 coroutines, 10 rounds each, on one name, counting under the lock on `counter`
+// (node 0 when `ordered`, which also records every turn): the increments come out exact, and
+// when `ordered`, the lock goes to the head of the queue each time.
+void four_processes_of_four_coroutines(std::vector<std::string> nodes, redis_server& counter,
+                                       bool ordered)
+{
+   locksmith::test::counter_run const r{.nodes = std::move(nodes),
+                                        .counter_port = counter.port(),
+                                        .name = unique_key("fair"),
+                                        .counter = unique_key("counter"),
+                                        .processes = 4,
+                                        .workers = 4,
+                                        .rounds = 10,
+                                        .lock = fair(60s),
+                                        .record_turns = ordered,
+                                        .node_timeout = 1s};
+   auto const o = locksmith::test::run_counter_processes(r);
+   locksmith::test::check_children(o, r);
+   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+   if (!ordered)
+      return;
+   auto const turns = locksmith::test::recorded_turns(r);
+   BOOST_TEST_REQUIRE(turns.size() == static_cast<std::size_t>(r.increments()));
+   auto const decided = turns_follow_the_queue(turns);
+   BOOST_TEST_MESSAGE(decided << " of " << turns.size() << " turns handed to the queue's head");
+   // 4 processes, one contender each in Redis: the queue is seldom empty.
+   BOOST_TEST(decided >= turns.size() / 2);
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(fair_lock, server_fixture, *needs_redis_server())
@@ -211,21 +259,11 @@ BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns)
    BOOST_TEST(*hi - *lo <= 1);
 }
 
-// The fair lock's increments across 4 processes of 4 coroutines come out exact.
-BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_one_node)
+// The fair lock's increments across 4 processes of 4 coroutines come out exact, and each holder
+// is the head of the queue its predecessor saw (the counter is on the lock's server).
+BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_and_queue_order_on_one_node)
 {
-   redis_server counter;
-   locksmith::test::counter_run const r{.nodes = {srv.url()},
-                                        .counter_port = counter.port(),
-                                        .name = unique_key("fair"),
-                                        .counter = unique_key("counter"),
-                                        .processes = 4,
-                                        .workers = 4,
-                                        .rounds = 10,
-                                        .lock = fair(60s)};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
-   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+   four_processes_of_four_coroutines({srv.url()}, srv, true);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -235,15 +273,13 @@ BOOST_FIXTURE_TEST_SUITE(fair_lock_redlock, servers_fixture, *needs_redis_server
 BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival_on_five_nodes)
 {
    start(5);
-   std::vector<redis_server*> all;
-   for (auto& s : servers)
-      all.push_back(s.get());
-   waiters_in_their_order_of_arrival(ioc, cfg(1s), all);
+   waiters_in_their_order_of_arrival(ioc, cfg(1s), all());
 }
 
 // On 5 nodes, waiters may reach the queues of different nodes in different orders; a waiter
-// that some nodes then hand the lock to, but not a quorum, gives it back and queues again. Every
-// worker still gets its turns and nobody overlaps.
+// that some nodes then hand the lock to, but not a quorum, steps back there and keeps its place.
+// Every worker gets its turns, within one of each other as on one node (only a step back that
+// a node does not confirm, silent for the 1 s node timeout, would cost its waiter a turn).
 BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
 {
    start(5);
@@ -251,6 +287,7 @@ BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
    auto const [lo, hi] = std::minmax_element(count.begin(), count.end());
    BOOST_TEST_MESSAGE("acquisitions per worker in 3 s on 5 nodes: " << *lo << " to " << *hi);
    BOOST_TEST(*lo > 0);
+   BOOST_TEST(*hi - *lo <= 1);
 }
 
 // A holder whose key one node of five lost (a restart; here a DEL) still holds the lock on the
@@ -310,18 +347,65 @@ BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
 {
    start(5);
    redis_server counter;
-   locksmith::test::counter_run const r{.nodes = cfg(1s).nodes,
-                                        .counter_port = counter.port(),
-                                        .name = unique_key("fair"),
-                                        .counter = unique_key("counter"),
-                                        .processes = 4,
-                                        .workers = 4,
-                                        .rounds = 10,
-                                        .lock = fair(60s),
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
-   BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
+   four_processes_of_four_coroutines(cfg(1s).nodes, counter, false);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(fair_lock_known_defects, servers_fixture,
+                         *needs_redis_server() * utf::disabled())
+
+// A known defect (README, Fair lock), in a suite of its own that runs only by name
+// (--run_test=fair_lock_known_defects), and fails until it is fixed: three waiters whose nodes
+// disagree on the head of the queue, 2, 2 and 1 nodes each, as waiters that arrive together at a
+// free key may leave them. Each is handed the key by its nodes, none has a majority, each steps
+// back and keeps its place: nobody gets the lock until the waits run out (15 s here; then the last
+// one left does).
+BOOST_AUTO_TEST_CASE(a_three_way_split_of_the_heads_stalls_until_the_waits_end)
+{
+   start(5);
+   auto const name = unique_key();
+   auto clients = make_clients(ioc, cfg(1s), 4);
+   std::vector<int> order;
+   task_group tasks{ioc};
+   countdown finished{ioc, 3};
+   auto waiter = [&](int i) -> asio::awaitable<void> {
+      auto [ec, l] = co_await clients[i + 1]->async_lock(name, fair(15s), tuple);
+      if (!ec) {
+         order.push_back(i);
+         co_await clients[i + 1]->async_unlock(l);
+      }
+      finished.done();
+   };
+   auto queued_everywhere = [&](long long k) {
+      return std::all_of(servers.begin(), servers.end(), [&](auto const& s) {
+         return s->text({"LLEN", queue_key(name)}) == std::to_string(k);
+      });
+   };
+   auto const t0 = clock_type::now();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await clients[0]->async_lock(name, fair());
+         for (int i = 0; i < 3; ++i) {
+            tasks.spawn(waiter(i));
+            BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(i + 1); }, 10s));
+         }
+         auto const q = servers[0]->command({"LRANGE", queue_key(name), "0", "-1"});
+         auto const a = q.elements[0].str, b = q.elements[1].str, c = q.elements[2].str;
+         for (int n : {2, 3})
+            servers[n]->command({"RPUSH", queue_key(name) + ":x", b, a, c});
+         servers[4]->command({"RPUSH", queue_key(name) + ":x", c, a, b});
+         for (int n : {2, 3, 4}) {
+            servers[n]->command({"PEXPIRE", queue_key(name) + ":x", "60000"});
+            servers[n]->command({"RENAME", queue_key(name) + ":x", queue_key(name)});
+         }
+         co_await clients[0]->async_unlock(held);
+         BOOST_TEST(co_await finished.all_done.wait(40s));
+      }(),
+      60s);
+   BOOST_TEST_MESSAGE("order " << order.size() << " after " << to_ms(clock_type::now() - t0));
+   BOOST_TEST(order.size() == 3u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -6,6 +6,8 @@
 #include "support/counter_processes.hpp"
 #include "support/integration.hpp"
 
+#include <algorithm>
+
 namespace {
 
 using locksmith::async_read_lock;
@@ -39,11 +41,105 @@ void readers_and_writers_of_four_processes(std::vector<std::string> nodes, redis
                                         .node_timeout = 1s};
    auto const o = locksmith::test::run_counter_processes(r);
    locksmith::test::check_children(o, r);
-   BOOST_TEST_MESSAGE(r.increments()
-                      << " read and write leases in " << to_ms(o.took)
-                      << " ms; most readers at once: " << locksmith::test::highest_occupancy(r));
+   auto const most = locksmith::test::highest_occupancy(r);
+   BOOST_TEST_MESSAGE(r.increments() << " read and write leases in " << to_ms(o.took)
+                                     << " ms; most readers at once: " << most);
+   // 16 readers, each holding 2 ms, enter together whenever no writer holds or waits.
+   BOOST_TEST(most >= 2);
    BOOST_TEST(counter.text({"GET", r.counter + ":holders"}) == "0");
    BOOST_TEST(counter.text({"GET", r.counter + ":writers"}) == "0");
+}
+
+// A writer that waits for a reader keeps new readers out; it gets the lock when the reader
+// leaves, and the refused reader gets it after the writer. `servers`: each node, where the
+// writer's mark must show.
+void a_waiting_writer_stops_new_readers(asio::io_context& ioc, locksmith::config const& cfg,
+                                        std::vector<redis_server*> const& servers)
+{
+   locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg},
+      c{ioc.get_executor(), cfg};
+   auto const name = unique_key();
+   event wrote{ioc}, read{ioc};
+   lease writer, late;
+   auto write = [&]() -> asio::awaitable<void> {
+      writer = co_await async_write_lock(b, name, {.ttl = 30s, .wait = 20s});
+      wrote.set();
+   };
+   auto read_late = [&]() -> asio::awaitable<void> {
+      late = co_await async_read_lock(c, name, {.ttl = 30s, .wait = 20s});
+      read.set();
+   };
+   auto marked = [&](char const* exists) {
+      return std::all_of(servers.begin(), servers.end(), [&](redis_server* s) {
+         return s->text({"EXISTS", writer_waiting_key(name)}) == exists;
+      });
+   };
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto reader = co_await async_read_lock(a, name, {.ttl = 30s});
+         tasks.spawn(write());
+         BOOST_TEST(co_await eventually([&] { return marked("1"); }, 5s));
+         auto [ec, refused] = co_await async_read_lock(c, name, {.wait = 0ms}, tuple);
+         BOOST_TEST(ec == error::lock_taken);
+         // The writer's mark is kept fresh while it waits, past its own 1 s TTL.
+         co_await sleep_for(2500ms);
+         BOOST_TEST(!wrote.is_set());
+         BOOST_TEST(marked("1"));
+         co_await a.async_unlock(reader);
+         BOOST_TEST(co_await wrote.wait(5s));
+         BOOST_TEST(marked("0"));
+         tasks.spawn(read_late());
+         BOOST_TEST(!co_await read.wait(200ms));
+         co_await b.async_unlock(writer);
+         BOOST_TEST(co_await read.wait(5s));
+         co_await c.async_unlock(late);
+      }(),
+      20s);
+}
+
+// Three readers take turns so that one always holds (each enters before the last leaves). A
+// writer that arrives meanwhile still gets the lock, and the readers go on after it.
+void a_steady_stream_of_readers_does_not_starve_a_writer(asio::io_context& ioc,
+                                                         locksmith::config const& cfg,
+                                                         std::vector<redis_server*> const& servers)
+{
+   locksmith::client w{ioc.get_executor(), cfg};
+   std::vector<std::unique_ptr<locksmith::client>> readers;
+   for (int i = 0; i < 3; ++i)
+      readers.push_back(std::make_unique<locksmith::client>(ioc.get_executor(), cfg));
+   auto const name = unique_key();
+   int reads = 0, reads_after_write = 0;
+   bool written = false, stop = false;
+   auto reader = [&](int i) -> asio::awaitable<void> {
+      co_await sleep_for(std::chrono::milliseconds{10 * i});  // staggered: always one holds
+      while (!stop) {
+         auto l = co_await async_read_lock(*readers[i], name, {.ttl = 10s, .wait = 10s});
+         ++reads;
+         reads_after_write += written ? 1 : 0;
+         co_await sleep_for(30ms);
+         co_await readers[i]->async_unlock(l);
+      }
+   };
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         for (int i = 0; i < 3; ++i)
+            tasks.spawn(reader(i));
+         BOOST_TEST(co_await eventually([&] { return reads >= 10; }, 5s));
+         auto held = co_await async_write_lock(w, name, {.ttl = 10s, .wait = 10s});
+         written = true;
+         for (auto* s : servers)
+            BOOST_TEST(s->text({"ZCARD", readers_key(name)}) == "0");
+         co_await w.async_unlock(held);
+         BOOST_TEST(co_await eventually([&] { return reads_after_write >= 3; }, 5s));
+         stop = true;
+         BOOST_TEST(co_await eventually([&] { return tasks.running() == 0; }, 5s));
+      }(),
+      30s);
+   BOOST_TEST_MESSAGE(reads << " reads, " << reads_after_write << " after the write");
 }
 
 }  // namespace
@@ -77,92 +173,6 @@ BOOST_AUTO_TEST_CASE(readers_share_and_exclude_a_writer)
    }());
 }
 
-// A writer that waits for a reader keeps new readers out; it gets the lock when the reader
-// leaves, and the refused reader gets it after the writer.
-BOOST_AUTO_TEST_CASE(a_waiting_writer_stops_new_readers)
-{
-   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()},
-      c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
-   event wrote{ioc}, read{ioc};
-   lease writer, late;
-   auto write = [&]() -> asio::awaitable<void> {
-      writer = co_await async_write_lock(b, name, {.ttl = 30s, .wait = 20s});
-      wrote.set();
-   };
-   auto read_late = [&]() -> asio::awaitable<void> {
-      late = co_await async_read_lock(c, name, {.ttl = 30s, .wait = 20s});
-      read.set();
-   };
-   task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto reader = co_await async_read_lock(a, name, {.ttl = 30s});
-         tasks.spawn(write());
-         BOOST_TEST(co_await eventually(
-            [&] {
-               return srv.text({"EXISTS", writer_waiting_key(name)}) == "1";
-            },
-            5s));
-         auto [ec, refused] = co_await async_read_lock(c, name, {.wait = 0ms}, tuple);
-         BOOST_TEST(ec == error::lock_taken);
-         // The writer's mark is kept fresh while it waits, past its own 1 s TTL.
-         co_await sleep(2500ms);
-         BOOST_TEST(!wrote.is_set());
-         BOOST_TEST(srv.text({"EXISTS", writer_waiting_key(name)}) == "1");
-         co_await a.async_unlock(reader);
-         BOOST_TEST(co_await wrote.wait(5s));
-         BOOST_TEST(srv.text({"EXISTS", writer_waiting_key(name)}) == "0");
-         tasks.spawn(read_late());
-         BOOST_TEST(!co_await read.wait(200ms));
-         co_await b.async_unlock(writer);
-         BOOST_TEST(co_await read.wait(5s));
-         co_await c.async_unlock(late);
-      }(),
-      20s);
-}
-
-// Three readers take turns so that one always holds (each enters before the last leaves). A
-// writer that arrives meanwhile still gets the lock, and the readers go on after it.
-BOOST_AUTO_TEST_CASE(a_steady_stream_of_readers_does_not_starve_a_writer)
-{
-   locksmith::client w{ioc.get_executor(), cfg()};
-   std::vector<std::unique_ptr<locksmith::client>> readers;
-   for (int i = 0; i < 3; ++i)
-      readers.push_back(std::make_unique<locksmith::client>(ioc.get_executor(), cfg()));
-   auto const name = unique_key();
-   int reads = 0, reads_after_write = 0;
-   bool written = false, stop = false;
-   auto reader = [&](int i) -> asio::awaitable<void> {
-      co_await sleep(std::chrono::milliseconds{10 * i});  // staggered: always one holds
-      while (!stop) {
-         auto l = co_await async_read_lock(*readers[i], name, {.ttl = 10s, .wait = 10s});
-         ++reads;
-         reads_after_write += written ? 1 : 0;
-         co_await sleep(30ms);
-         co_await readers[i]->async_unlock(l);
-      }
-   };
-   task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (int i = 0; i < 3; ++i)
-            tasks.spawn(reader(i));
-         BOOST_TEST(co_await eventually([&] { return reads >= 10; }, 5s));
-         auto held = co_await async_write_lock(w, name, {.ttl = 10s, .wait = 10s});
-         written = true;
-         BOOST_TEST(srv.text({"ZCARD", readers_key(name)}) == "0");
-         co_await w.async_unlock(held);
-         BOOST_TEST(co_await eventually([&] { return reads_after_write >= 3; }, 5s));
-         stop = true;
-         BOOST_TEST(co_await eventually([&] { return tasks.running() == 0; }, 5s));
-      }(),
-      30s);
-   BOOST_TEST_MESSAGE(reads << " reads, " << reads_after_write << " after the write");
-}
-
 // Both sides are renewed past their TTL, and each finds its loss when its entry is gone.
 BOOST_AUTO_TEST_CASE(both_sides_are_renewed_and_their_loss_is_detected)
 {
@@ -187,6 +197,16 @@ BOOST_AUTO_TEST_CASE(both_sides_are_renewed_and_their_loss_is_detected)
       10s);
 }
 
+BOOST_AUTO_TEST_CASE(a_waiting_writer_stops_new_readers_on_one_node)
+{
+   a_waiting_writer_stops_new_readers(ioc, cfg(), {&srv});
+}
+
+BOOST_AUTO_TEST_CASE(a_steady_stream_of_readers_does_not_starve_a_writer_on_one_node)
+{
+   a_steady_stream_of_readers_does_not_starve_a_writer(ioc, cfg(), {&srv});
+}
+
 BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_one_node)
 {
    redis_server counter;
@@ -196,6 +216,18 @@ BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_one_node)
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_FIXTURE_TEST_SUITE(rw_lock_redlock, servers_fixture, *needs_redis_server())
+
+BOOST_AUTO_TEST_CASE(a_waiting_writer_stops_new_readers_on_five_nodes)
+{
+   start(5);
+   a_waiting_writer_stops_new_readers(ioc, cfg(1s), all());
+}
+
+BOOST_AUTO_TEST_CASE(a_steady_stream_of_readers_does_not_starve_a_writer_on_five_nodes)
+{
+   start(5);
+   a_steady_stream_of_readers_does_not_starve_a_writer(ioc, cfg(1s), all());
+}
 
 BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_five_nodes)
 {

@@ -5,6 +5,7 @@
 
 #include <locksmith/client.hpp>
 #include <locksmith/detail/acquire_kind.hpp>
+#include <locksmith/detail/keys.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -27,7 +28,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <optional>
+#include <sstream>
 #include <thread>
 #include <utility>
 
@@ -94,6 +97,25 @@ asio::awaitable<bool> increment(redis::connection& data, std::string const& coun
 
 using of = detail::lease_kind::of;
 
+// One atomic look at the fair queue and one line of the turns: the holder's token, then the queue.
+constexpr char const* record_turn_text = R"lua(
+local line = redis.call('LRANGE', KEYS[1], 0, -1)
+table.insert(line, 1, ARGV[1])
+return redis.call('RPUSH', KEYS[2], table.concat(line, ' '))
+)lua";
+
+// Records the holder's turn (counter_run::record_turns). The queue cannot lose its head while
+// the lock is held, only gain waiters at its end: the next holder must be that head.
+asio::awaitable<bool> record_turn(redis::connection& data, counter_run const& r,
+                                  std::string const& name, std::string const& token)
+{
+   redis::request req;
+   req.push("EVAL", record_turn_text, 2, detail::queue_key(config{}.prefix, name),
+            r.counter + ":turns", token);
+   auto [ec, n] = co_await data.async_exec(req, redis::ignore, tuple);
+   co_return !ec;
+}
+
 // Counts a holder of a shared kind in, checks the kind's bound, holds for r.hold, and counts it
 // out: true when the bound held. Readers and permits count in `counter`:holders, writers in
 // `counter`:writers.
@@ -152,6 +174,8 @@ asio::awaitable<void> worker(client& c, redis::connection& data, counter_run con
       }
       if (kind.what == of::lock) {
          if (!co_await increment(data, r.counter_of(k)))
+            ++t.counter_failures;
+         if (r.record_turns && !co_await record_turn(data, r, name, l.token()))
             ++t.counter_failures;
       } else if (!co_await occupy(data, r, writer, t)) {
          ++t.bound_broken;
@@ -293,6 +317,19 @@ void check_children(counter_outcome const& o, counter_run const& r)
       BOOST_TEST((st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0),
                  "child " << p << ": " << describe(st));
    }
+}
+
+std::vector<std::vector<std::string>> recorded_turns(counter_run const& r)
+{
+   blocking_client c{"127.0.0.1", std::to_string(r.counter_port)};
+   auto const got = c.command({"LRANGE", r.counter + ":turns", "0", "-1"});
+   std::vector<std::vector<std::string>> turns;
+   for (auto const& line : got.elements) {
+      std::istringstream in{line.str};
+      turns.emplace_back(std::istream_iterator<std::string>{in},
+                         std::istream_iterator<std::string>{});
+   }
+   return turns;
 }
 
 long long highest_occupancy(counter_run const& r)

@@ -35,6 +35,9 @@ struct counter_run {
    locksmith::detail::lease_kind kind{};  // the lock by default
    int writers = 0;  // with kind read: the first `writers` coroutines of each process write
    std::chrono::milliseconds hold{0};  // a shared holder stays this long (at least one yield)
+   // With the fair lock, when the counter's server is also the lock's (node 0): each holder
+   // appends to `counter`:turns, under the lock, one line of its token and the queue it sees.
+   bool record_turns = false;
    std::chrono::milliseconds node_timeout{1000};
    // An unlock may end in quorum_unreachable and still be right when nodes freeze: the release
    // lands where our key is once they thaw. When false, that counts as a failed unlock.
@@ -76,6 +79,10 @@ counter_outcome run_counter_processes(counter_run const& r,
 
 // Checks (Boost.Test) that every child exited 0, and says what went wrong in those that did not.
 void check_children(counter_outcome const& o, counter_run const& r);
+
+// The lines that the holders of a record_turns run appended, in order: each the holder's token,
+// then the tokens queued behind it when it held, head first.
+std::vector<std::vector<std::string>> recorded_turns(counter_run const& r);
 
 // The highest occupancy that the holders of a shared kind saw (`counter`:max), read from the
 // counter's server.

@@ -10,6 +10,7 @@
 #include "support/keys.hpp"
 #include "support/preconditions.hpp"
 #include "support/redis_server.hpp"
+#include "support/tasks.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -72,8 +73,7 @@ struct server_fixture {
    /// Sleeps on the io_context, so that other work (a client's connection) goes on meanwhile.
    boost::asio::awaitable<void> sleep(std::chrono::steady_clock::duration d)
    {
-      boost::asio::steady_timer t{ioc, d};
-      co_await t.async_wait(boost::asio::use_awaitable);
+      return sleep_for(d);
    }
 
    /// Polls until the key is gone, while the io_context runs; false if it is still there at the
@@ -103,6 +103,15 @@ struct servers_fixture {
    locksmith::config cfg(std::chrono::milliseconds node_timeout) const
    {
       return test_config(urls_of(servers), node_timeout);
+   }
+
+   /// Every server, for a test body that runs on any number of them.
+   std::vector<redis_server*> all() const
+   {
+      std::vector<redis_server*> out;
+      for (auto const& s : servers)
+         out.push_back(s.get());
+      return out;
    }
 };
 

@@ -40,6 +40,7 @@ using locksmith::test::release_channel;
 using locksmith::test::run;
 using locksmith::test::server_fixture;
 using locksmith::test::servers_fixture;
+using locksmith::test::sleep_for;
 using locksmith::test::task_group;
 using locksmith::test::test_config;
 using locksmith::test::tuple;

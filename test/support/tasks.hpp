@@ -149,4 +149,11 @@ inline boost::asio::awaitable<void> yield(int rounds = 3)
       co_await boost::asio::post(ex, boost::asio::use_awaitable);
 }
 
+// Sleeps on the coroutine's executor, so that other work (a client's connection) goes on meanwhile.
+inline boost::asio::awaitable<void> sleep_for(std::chrono::steady_clock::duration d)
+{
+   boost::asio::steady_timer t{co_await boost::asio::this_coro::executor, d};
+   co_await t.async_wait(boost::asio::use_awaitable);
+}
+
 }  // namespace locksmith::test

@@ -125,15 +125,15 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;
       // one that some did (a split vote, or a won attempt too late) steps back where it may hold
       // the key and keeps its place; if that fails anywhere, it gives all of it back and queues
-      // again, with a new token.
+      // again, with a new token. So does a split among waiters alone: heads of different
+      // queues that kept their places would wait for each other's handoff forever; giving them
+      // up, they draw lots and queue again.
       bool kept = false;
-      if (!fair) {
-         give_up(r, t0 + lives);
-      } else if (r.count(vote::yes) > 0) {
+      bool const yes = r.count(vote::yes) > 0;
+      if (fair && yes && !split_among_waiters(r))
          kept = co_await step_back(name, token, r);
-         if (!kept)
-            give_up(r, t0 + lives);
-      }
+      if (!kept && (!fair || yes))
+         give_up(r, t0 + lives);
       retry_context const next{name, channel, seen, spin, no_wait, deadline, kept};
       auto const waited = co_await wait_to_retry(lost, r, next);
       if (waited) {

@@ -171,14 +171,17 @@ error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply&
    if (r.has_error())
       return error::unexpected_reply;
    auto const& nodes = r.value();
+   // flag: 1 acquired (value: the fence), 0 not (value: pttl), 2 not, with only waiters in the
+   // way (the fair acquire script).
    std::int64_t flag = 0, value = 0;
    bool const shaped = nodes.size() == 3 && nodes[0].data_type == type::array &&
                        nodes[0].aggregate_size == 2 && is_integer(nodes[1], flag) &&
-                       is_integer(nodes[2], value) && (flag == 0 || flag == 1) &&
-                       (flag == 0 || value > 0);  // a fencing token is positive
+                       is_integer(nodes[2], value) && flag >= 0 && flag <= 2 &&
+                       (flag != 1 || value > 0);  // a fencing token is positive
    if (!shaped)
       return error::unexpected_reply;
    out.acquired = flag == 1;
+   out.waiters_only = flag == 2;
    out.fence = out.acquired ? value : 0;
    out.pttl = std::chrono::milliseconds{out.acquired ? 0 : value};
    return {};

@@ -186,7 +186,9 @@ redis.call('PEXPIRE', KEYS[4], entry)
 local left = holder and redis.call('PTTL', KEYS[1]) or -2
 local pause = math.floor(entry / 4)
 if left < 0 or left > pause then left = pause end
-return {0, left}
+-- 2: only waiters in the way (a free key, or one handed to a token that has not taken it yet)
+local waiters_only = not holder or redis.call('ZSCORE', KEYS[4], holder)
+return {waiters_only and 2 or 0, left}
 )lua";
 }
 

@@ -77,6 +77,14 @@ error_code ownership_result(fanout_result const& r)
    return error::quorum_unreachable;
 }
 
+bool split_among_waiters(fanout_result const& r)
+{
+   return r.count(vote::yes) > 0 && r.count(vote::no) > 0 &&
+          std::all_of(r.nodes.begin(), r.nodes.end(), [](node_result const& n) {
+             return n.v != vote::no || n.acquire.waiters_only;
+          });
+}
+
 milliseconds shortest_pttl(fanout_result const& r)
 {
    auto best = milliseconds{-1};

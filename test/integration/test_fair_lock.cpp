@@ -9,6 +9,7 @@
 #include <locksmith/detail/set_scripts.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 namespace {
@@ -70,10 +71,17 @@ void waiters_in_their_order_of_arrival(asio::io_context& ioc, locksmith::config 
    }
 }
 
+// What `turns` saw: each worker's acquisitions, and how often a waiter gave its place in the
+// queues up (a split vote that it did not keep, each followed by a draw of lots).
+struct turns_seen {
+   std::vector<int> count;
+   std::uint64_t places_given_up = 0;
+};
+
 // 4 clients (as 4 processes) x 4 coroutines take the name in turns for a while: every worker
 // gets it, and with one node the counts differ by one at most (a round each, in queue order).
-std::vector<int> turns(asio::io_context& ioc, locksmith::config const& cfg,
-                       std::chrono::milliseconds run_for)
+turns_seen turns(asio::io_context& ioc, locksmith::config const& cfg,
+                 std::chrono::milliseconds run_for)
 {
    constexpr int processes = 4, workers = 4;
    auto const name = unique_key();
@@ -112,7 +120,10 @@ std::vector<int> turns(asio::io_context& ioc, locksmith::config const& cfg,
       60s);
    BOOST_TEST(overlaps == 0);
    BOOST_TEST(failures == 0);
-   return count;
+   turns_seen seen{std::move(count)};
+   for (auto const& c : clients)
+      seen.places_given_up += c->metrics().wakes.lots;
+   return seen;
 }
 
 // How many turns each holder's queue decided: the next holder was its head, and the waiters
@@ -252,7 +263,7 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_only_the_waiter_it_hands_the_lock_to)
 
 BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns)
 {
-   auto const count = turns(ioc, cfg(), 3s);
+   auto const count = turns(ioc, cfg(), 3s).count;
    auto const [lo, hi] = std::minmax_element(count.begin(), count.end());
    BOOST_TEST_MESSAGE("acquisitions per worker in 3 s: " << *lo << " to " << *hi);
    BOOST_TEST(*lo > 0);
@@ -278,16 +289,19 @@ BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival_on_five_nodes)
 
 // On 5 nodes, waiters may reach the queues of different nodes in different orders; a waiter
 // that some nodes then hand the lock to, but not a quorum, steps back there and keeps its place.
-// Every worker gets its turns, within one of each other as on one node (only a step back that
-// a node does not confirm, silent for the 1 s node timeout, would cost its waiter a turn).
+// Every worker gets its turns, within one of each other as on one node, but for the waiters
+// that gave their places up: a split among waiters alone (heads of different nodes, none with a
+// majority), or a step back that a node did not confirm. Each such waiter queues again at the
+// end, which costs it a turn at most.
 BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
 {
    start(5);
-   auto const count = turns(ioc, cfg(1s), 3s);
-   auto const [lo, hi] = std::minmax_element(count.begin(), count.end());
-   BOOST_TEST_MESSAGE("acquisitions per worker in 3 s on 5 nodes: " << *lo << " to " << *hi);
+   auto const seen = turns(ioc, cfg(1s), 3s);
+   auto const [lo, hi] = std::minmax_element(seen.count.begin(), seen.count.end());
+   BOOST_TEST_MESSAGE("acquisitions per worker in 3 s on 5 nodes: "
+                      << *lo << " to " << *hi << ", places given up " << seen.places_given_up);
    BOOST_TEST(*lo > 0);
-   BOOST_TEST(*hi - *lo <= 1);
+   BOOST_TEST(std::uint64_t(*hi - *lo) <= 1 + seen.places_given_up);
 }
 
 // A holder whose key one node of five lost (a restart; here a DEL) still holds the lock on the
@@ -350,18 +364,12 @@ BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
    four_processes_of_four_coroutines(cfg(1s).nodes, counter, false);
 }
 
-BOOST_AUTO_TEST_SUITE_END()
-
-BOOST_FIXTURE_TEST_SUITE(fair_lock_known_defects, servers_fixture,
-                         *needs_redis_server() * utf::disabled())
-
-// A known defect (README, Fair lock), in a suite of its own that runs only by name
-// (--run_test=fair_lock_known_defects), and fails until it is fixed: three waiters whose nodes
-// disagree on the head of the queue, 2, 2 and 1 nodes each, as waiters that arrive together at a
-// free key may leave them. Each is handed the key by its nodes, none has a majority, each steps
-// back and keeps its place: nobody gets the lock until the waits run out (15 s here; then the last
-// one left does).
-BOOST_AUTO_TEST_CASE(a_three_way_split_of_the_heads_stalls_until_the_waits_end)
+// Three waiters whose nodes disagree on the head of the queue, 2, 2 and 1 nodes each, as waiters
+// that arrive together at a free key may leave them. Each is handed the key by its nodes, none
+// has a majority; had each stepped back and kept its place, nobody would get the lock until the
+// waits ran out (15 s here, and then only the last one left): they give their places up instead,
+// draw lots and queue again.
+BOOST_AUTO_TEST_CASE(a_three_way_split_of_the_heads_is_resolved)
 {
    start(5);
    auto const name = unique_key();

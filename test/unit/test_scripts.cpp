@@ -201,6 +201,18 @@ BOOST_AUTO_TEST_CASE(taken_without_ttl)
    BOOST_TEST(out.pttl.count() == -1);
 }
 
+BOOST_AUTO_TEST_CASE(taken_by_waiters_only)
+{
+   acquire_reply out{.acquired = true, .fence = 5};
+   check_ok(locksmith::detail::parse_acquire(pair("2", "500"), out));
+   BOOST_TEST(!out.acquired);
+   BOOST_TEST(out.waiters_only);
+   BOOST_TEST(out.fence == 0);
+   BOOST_TEST(out.pttl.count() == 500);
+   check_ok(locksmith::detail::parse_acquire(pair("0", "500"), out));
+   BOOST_TEST(!out.waiters_only);
+}
+
 BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
 {
    // Wrong number of elements.
@@ -226,8 +238,8 @@ BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
    check_acquire_rejects(reply({{type::array, 2, 0, ""}, number("1", 1), {type::null, 0, 1, ""}}));
    check_acquire_rejects(
       reply({{type::array, 2, 0, ""}, number("1", 1), {type::doublean, 1, 1, "5"}}));
-   // A flag other than 0 or 1.
-   check_acquire_rejects(pair("2", "5"));
+   // A flag other than 0, 1 or 2.
+   check_acquire_rejects(pair("3", "5"));
    check_acquire_rejects(pair("-1", "5"));
    check_acquire_rejects(pair("1", "-5"));  // granted with a negative fencing token
    check_acquire_rejects(pair("1", "0"));   // fencing tokens start at 1

@@ -16,7 +16,8 @@ using locksmith::error;
 using locksmith::error_code;
 using namespace locksmith::detail;
 
-// A result from one letter per node: y yes, n taken (no), f failed by timeout, a failed by
+// A result from one letter per node: y yes, n taken (no), w no with only waiters in the way (fair
+// lock), f failed by timeout, a failed by
 // auth_failed, r failed by not_enough_replicas, s failed by a server error, m a malformed reply,
 // p pending.
 fanout_result votes(char const* letters, outcome decision = outcome::lost)
@@ -29,6 +30,9 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
          n.v = vote::yes;
       } else if (*c == 'n') {
          n.v = vote::no;
+      } else if (*c == 'w') {
+         n.v = vote::no;
+         n.acquire.waiters_only = true;
       } else if (*c == 'f') {
          n.v = vote::failed;
          n.reply.ec = boost::asio::error::timed_out;
@@ -54,6 +58,16 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(verdicts)
+
+BOOST_AUTO_TEST_CASE(a_split_among_waiters_has_no_holder_in_the_way)
+{
+   BOOST_TEST(split_among_waiters(votes("yywww")));
+   BOOST_TEST(split_among_waiters(votes("ywfwp")));   // failures and pending votes are no holder
+   BOOST_TEST(!split_among_waiters(votes("yywwn")));  // a holder on one node: wait for it
+   BOOST_TEST(!split_among_waiters(votes("wwwww")));  // no yes: nothing to give up
+   BOOST_TEST(!split_among_waiters(votes("yyyff")));  // no no: a won attempt too late
+   BOOST_TEST(!split_among_waiters(votes("")));
+}
 
 BOOST_AUTO_TEST_CASE(an_attempt_is_lost_to_a_holder_before_anything_else_that_may_mend)
 {

@@ -75,6 +75,9 @@ struct acquire_reply {
    bool acquired = false;
    std::int64_t fence = 0;             // when acquired
    std::chrono::milliseconds pttl{0};  // when not: time left on the holder's key, -1 none
+   // When not (fair lock): no holder stands in the way, only other waiters: the key is free
+   // with another token first in the queue, or handed to a token still queued.
+   bool waiters_only = false;
 };
 
 /// What the release and extend scripts answered.

@@ -13,8 +13,8 @@ BOOST_AUTO_TEST_CASE(exec_locks_on_the_master_that_the_sentinels_name, *utf::tim
    temp_dir dir;
    auto const key = unique_key();
    auto const ready = dir.file("ready"), go = dir.file("go"), token = dir.file("token");
-   std::vector<std::string> args{"exec", "--redis", group.url(), "--key", key, "--node-timeout",
-                                 "1s", "--"};
+   std::vector<std::string> args{"exec", "--redis",        group.url(), "--key",
+                                 key,    "--node-timeout", "1s",        "--"};
    for (auto& word : shell("printf %s \"$LOCKSMITH_FENCING_TOKEN\" > \"$3\"; touch \"$1\"; "
                            "while [ ! -e \"$2\" ]; do sleep 0.01; done",
                            {ready, go, token}))

@@ -9,6 +9,12 @@
 # build directory of their own (build-asan for address,undefined, build-tsan for thread, else
 # build-san), and runs the same tests there, but for the package tests. A finding fails the test
 # that made it.
+#
+# LOCKSMITH_BUILD_DIR and LOCKSMITH_CMAKE_ARGS go to scripts/build.sh: for example, the tests of a
+# build without the tool and the examples, in a directory of its own:
+#
+#   LOCKSMITH_BUILD_DIR=build-notools LOCKSMITH_CMAKE_ARGS=-DLOCKSMITH_BUILD_TOOLS=OFF \
+#     scripts/test.sh -LE package
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=

@@ -122,7 +122,7 @@ struct config {
    log_function logger = {};
 
    /// The least level passed to `logger`; lines below it are not formatted. Default info: debug
-   /// lines come with every wait of every contended acquisition.
+   /// lines repeat a fault already reported, once per call while a node stays down.
    log_level min_log_level = log_level::info;
 
    /// Replica safety: an acquisition, or a renewal, counts on a node only once its write has

@@ -9,8 +9,8 @@ namespace locksmith {
 
 /// How much a log line matters.
 enum class log_level {
-   debug,    ///< what a client does in the normal course: a wait woken, a script sent whole
-   info,     ///< a connection made, a node put in restart quarantine
+   debug,    ///< a fault already reported, again (a node still failing), a Cluster redirection
+   info,     ///< a connection made, a node that answers again, a script sent whole after NOSCRIPT
    warning,  ///< a fault that was tolerated: a node failed but the quorum held, a renewal retried
    error,    ///< a fault that the caller will feel: a lease lost
 };

@@ -3,6 +3,7 @@
 // NOSCRIPT fallback after SCRIPT FLUSH.
 #include "support/integration.hpp"
 #include "support/prometheus.hpp"
+#include "support/subscribe_fixture.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -79,6 +80,72 @@ BOOST_AUTO_TEST_CASE(a_holder_and_a_waiter_are_counted)
    BOOST_TEST(*t.value("locksmith_acquisitions_total") == 1);
    BOOST_TEST(*t.value("locksmith_lock_failures_total", {{"error", "lock_taken"}}) == 1);
    BOOST_TEST(*t.value("locksmith_lock_wait_seconds_count") == 1);
+}
+
+// A lease held past ttl/3 is renewed by its watchdog, each time with about two thirds of its
+// validity left: that slack is recorded once per renewal, above zero and within the TTL.
+BOOST_AUTO_TEST_CASE(a_renewal_records_the_validity_it_had_left)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   constexpr auto ttl = 600ms;
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = ttl});
+      // Renewed at ttl/3, then again ttl/3 after that.
+      BOOST_TEST(co_await eventually([&] { return c.metrics().renewals >= 2; }, 5s));
+      co_await c.async_unlock(l);
+   }());
+   auto const m = c.metrics();
+   auto const& slack = m.renewal_slack;
+   BOOST_TEST(m.renewals >= 2u);
+   BOOST_TEST(slack.count == m.renewals);
+   BOOST_TEST_REQUIRE(slack.count > 0u);
+   auto const mean = slack.sum / static_cast<double>(slack.count);
+   BOOST_TEST_MESSAGE("mean renewal slack: " << mean * 1000 << " ms");
+   // About 400 ms each: more than ttl/6 leaves room for a renewal late on a loaded machine.
+   BOOST_TEST(mean > 0.1);
+   BOOST_TEST(mean <= 0.6);
+   // None far above the TTL: every count is in a bucket whose bound is at most 1 s.
+   auto const above = std::upper_bound(slack.bounds.begin(), slack.bounds.end(), 0.6);
+   BOOST_TEST_REQUIRE((above != slack.bounds.end()));
+   auto const first_empty = static_cast<std::size_t>(above - slack.bounds.begin()) + 1;
+   for (auto i = first_empty; i < slack.counts.size(); ++i)
+      BOOST_TEST(slack.counts[i] == 0u, "bucket " << i);
+   auto const t = locksmith::test::parse_prometheus(locksmith::to_prometheus(m));
+   BOOST_TEST(*t.value("locksmith_renewal_slack_seconds_count") ==
+              static_cast<double>(slack.count));
+}
+
+// A waiter asleep on the release channel, woken by the holder's unlock long before the holder's
+// key would expire: a message wake, no TTL one.
+BOOST_FIXTURE_TEST_CASE(a_waiter_woken_by_a_release_counts_a_message_wake,
+                        locksmith::test::subscribe_fixture)
+{
+   locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
+   auto const name = unique_key();
+   locksmith::test::outcome wb;
+   event b_done{ioc};
+   task_group tasks{ioc};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await a.async_lock(name, {.ttl = 30s});
+         tasks.spawn(locksmith::test::wait_for_lock(b, name, locksmith::test::subscribe(5s, 20s),
+                                                    wb, b_done));
+         BOOST_TEST_REQUIRE(co_await sleeps_subscribed(name, wb.diag));
+         auto const before = b.metrics().wakes;
+         auto const unlocked_at = clock_type::now();
+         co_await a.async_unlock(held);
+         BOOST_TEST_REQUIRE(co_await b_done.wait(10s));
+         BOOST_TEST_REQUIRE(!wb.ec, wb.ec.message());
+         BOOST_TEST((*wb.at - unlocked_at < 10s));  // the holder's key would have lived 30 s
+         auto const after = b.metrics().wakes;
+         BOOST_TEST(after.message == before.message + 1);
+         BOOST_TEST(after.ttl_timer == 0u);
+         BOOST_TEST(after.spin == 0u);
+         co_await b.async_unlock(wb.held);
+      }(),
+      30s);
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_lease_is_counted_and_logged)

@@ -38,7 +38,7 @@ struct contention_shape {
    std::chrono::microseconds max_hold{500};  // each holder holds for a uniform 0..max_hold
    bool spin = false;                        // spin{2 ms, 2 ms} instead of subscribe
    std::chrono::milliseconds node_timeout{1000};
-   std::string names_prefix;  // the names are names_prefix + 0..names-1; empty: a fresh one
+   std::string names_prefix = {};  // the names are names_prefix + 0..names-1; empty: a fresh one
 };
 
 struct contention_tally {

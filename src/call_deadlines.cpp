@@ -18,7 +18,6 @@ struct call_deadlines::state : std::enable_shared_from_this<state> {
    asio::steady_timer timer;
    entry* head = nullptr;  // in the order watched: with one timeout, the earliest deadline first
    entry* tail = nullptr;
-   std::size_t count = 0;
    std::optional<clock::time_point> armed_at;  // the wait pending, if any
    bool stopped = false;
 
@@ -29,7 +28,6 @@ struct call_deadlines::state : std::enable_shared_from_this<state> {
       (tail ? tail->next_ : head) = &e;
       tail = &e;
       e.watched_ = true;
-      ++count;
    }
 
    void unlink(entry& e) noexcept
@@ -38,7 +36,6 @@ struct call_deadlines::state : std::enable_shared_from_this<state> {
       (e.next_ ? e.next_->prev_ : tail) = e.prev_;
       e.prev_ = e.next_ = nullptr;
       e.watched_ = false;
-      --count;
    }
 
    void arm(clock::time_point at)
@@ -106,7 +103,10 @@ void call_deadlines::forget(entry& e) noexcept
 
 std::size_t call_deadlines::size() const noexcept
 {
-   return s_->count;
+   std::size_t n = 0;
+   for (auto const* e = s_->head; e; e = e->next_)
+      ++n;
+   return n;
 }
 
 void call_deadlines::stop()

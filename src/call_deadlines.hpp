@@ -48,7 +48,7 @@ public:
    void watch(entry& e, clock::time_point deadline);
    /// Stops watching `e`, whose call completed; nothing if it is not watched (any more).
    void forget(entry& e) noexcept;
-   /// How many calls are watched.
+   /// How many calls are watched (counted: for tests).
    std::size_t size() const noexcept;
    /// Stops the timer for good: no call is cancelled by its deadline any more (the connection's
    /// stop ends them). Until then, the timer may stay armed up to one timeout after the last

@@ -42,13 +42,85 @@ acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_
     , random_{std::random_device{}()}
 {}
 
+namespace {
+
+bool is_fair(lease_kind const& kind) noexcept
+{
+   return kind.what == lease_kind::of::fair;
+}
+
+// How long what a try sent may live: its key, or a fair waiter's entry (or key handed to it).
+milliseconds lives(lock_options const& opts, lease_kind const& kind)
+{
+   return is_fair(kind) ? std::max(opts.ttl, fair_entry_ttl) : opts.ttl;
+}
+
+}  // namespace
+
+std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string const& name,
+                                                         std::string const& channel,
+                                                         lock_options const& opts,
+                                                         lease_kind const& kind,
+                                                         local_queue::handover const* handed)
+{
+   // A fresh token per attempt (a fair lock's: per attempt that may have taken a key, see
+   // acquire): a release of an earlier attempt that is late (NOSCRIPT, then EVAL) can never
+   // remove what this one takes.
+   if (a.token.empty()) {
+      a.token = random_token();
+      if (is_fair(kind))
+         listener_.await_handoff(a.token);
+   }
+   a.seen = listener_.events(channel);
+   a.t0 = clock::now();
+   return acquire_call(kind, ctx_.cfg.prefix, name, a.token, opts.ttl, ctx_.nodes.size(),
+                       handed ? &handed->token : nullptr);
+}
+
+std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::string const& name,
+                                                            lock_options const& opts, report* diag,
+                                                            lease_kind const& kind)
+{
+   describe(a.r, ctx_.nodes, diag);
+   if (a.ec) {
+      give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);  // the SET may have landed
+      return result{a.ec, {}};
+   }
+   ctx_.tel.votes("acquire", name, a.r, ctx_.nodes);
+   a.lost = lost_reason(a.r);
+   if (a.r.decision == outcome::won) {
+      auto const drift = opts.drift.value_or(default_drift(opts.ttl));
+      if (auto until = valid_until(a.t0, clock::now(), opts.ttl, drift)) {
+         listener_.forget_handoff(a.token);
+         // A fair waiter's token was queued on every node, and any may have handed it the key.
+         auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
+                                    : may_hold_key(a.r, ctx_.nodes.size());
+         return result{error_code{},
+                       won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where)}};
+      }
+      a.lost = error::validity_expired;
+   }
+   return std::nullopt;
+}
+
+void acquire_engine::give_up(std::string const& name, std::string& token, fanout_result const& r,
+                             clock::time_point until, lease_kind const& kind)
+{
+   // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
+   if (is_fair(kind))
+      release_on(ctx_, name, token, std::vector<bool>(ctx_.nodes.size(), true), until, kind);
+   else
+      release_where_taken(ctx_, name, token, r, until, kind);
+   listener_.forget_handoff(token);
+   token.clear();
+}
+
 asio::awaitable<acquire_engine::result>
 acquire_engine::acquire(std::string const& name, lock_options const& opts, bool no_wait,
                         clock::time_point deadline, report* diag, lease_kind const& kind,
-                        local_queue::handover const* handed)
+                        local_queue::handover const* handed, attempt* first)
 {
    auto const channel = release_channel(ctx_.cfg.prefix, name);
-   auto const drift = opts.drift.value_or(default_drift(opts.ttl));
    // The handed lease's key, where the first try did not take it over (`taken`: by node), is
    // released: it must not outlive the handover for its TTL.
    auto let_go = [&](fanout_result const* taken) {
@@ -63,63 +135,31 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       let_go(nullptr);
    // A fair lock keeps its place in the queues: one token for all its tries (see below), woken
    // only by a release that hands the key to that token, and never by spinning.
-   bool const fair = kind.what == lease_kind::of::fair;
-   std::string token;
-   std::vector<bool> const everywhere(ctx_.nodes.size(), true);
-   fanout_result const nothing{};
-   auto give_up = [&](fanout_result const& r, clock::time_point until) {
-      // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
-      if (fair)
-         release_on(ctx_, name, token, everywhere, until, kind);
-      else
-         release_where_taken(ctx_, name, token, r, until, kind);
-      listener_.forget_handoff(token);
-      token.clear();
-   };
-   // How long what a try sent may live: its key, or a fair waiter's entry (or key handed to it).
-   auto const lives = fair ? std::max(opts.ttl, fair_entry_ttl) : opts.ttl;
+   bool const fair = is_fair(kind);
+   attempt a{};
+   if (first)
+      a = std::move(*first);
    auto const* spin = fair ? nullptr : std::get_if<wait_strategy::spin>(&opts.strategy);
-   for (;;) {
-      if (ctx_.stopped || co_await cancelled()) {
-         if (handed)
-            let_go(nullptr);
-         if (!token.empty())
-            give_up(nothing, clock::now() + lives);
-         co_return result{asio::error::operation_aborted, {}};
-      }
-      // A fresh token per attempt (a fair lock's: per attempt that may have taken a key, see
-      // below): a release of an earlier attempt that is late (NOSCRIPT, then EVAL) can never
-      // remove what this one takes.
-      if (token.empty()) {
-         token = random_token();
-         if (fair)
-            listener_.await_handoff(token);
-      }
-      auto const seen = listener_.events(channel);
-      auto const t0 = clock::now();
-      auto const call = acquire_call(kind, ctx_.cfg.prefix, name, token, opts.ttl,
-                                     ctx_.nodes.size(), handed ? &handed->token : nullptr);
-      auto [ec, r] =
-         co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
-      describe(r, ctx_.nodes, diag);
-      // A node that said yes holds the new token, one that said no holds another owner's: only
-      // those that failed or did not answer may still hold the handed one.
-      if (handed)
-         let_go(ec ? nullptr : &r);
-      if (ec) {
-         give_up(r, t0 + lives);  // the SET may have landed anyway
-         co_return result{ec, {}};
-      }
-      ctx_.tel.votes("acquire", name, r, ctx_.nodes);
-      error_code lost = lost_reason(r);
-      if (r.decision == outcome::won) {
-         if (auto until = valid_until(t0, clock::now(), opts.ttl, drift)) {
-            listener_.forget_handoff(token);
-            co_return result{error_code{},
-                             won{std::move(token), highest_fence(r), t0, *until,
-                                 fair ? everywhere : may_hold_key(r, ctx_.nodes.size())}};
+   for (bool judged = first != nullptr;; judged = false) {
+      if (!judged) {
+         if (ctx_.stopped || co_await cancelled()) {
+            if (handed)
+               let_go(nullptr);
+            if (!a.token.empty())
+               give_up(name, a.token, fanout_result{}, clock::now() + lives(opts, kind), kind);
+            co_return result{asio::error::operation_aborted, {}};
          }
-         lost = error::validity_expired;
+         auto const call = begin(a, name, channel, opts, kind, handed);
+         auto [ec, r] =
+            co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
+         a.ec = ec;
+         a.r = std::move(r);
+         // A node that said yes holds the new token, one that said no holds another owner's:
+         // only those that failed or did not answer may still hold the handed one.
+         if (handed)
+            let_go(ec ? nullptr : &a.r);
+         if (auto done = judge(a, name, opts, diag, kind))
+            co_return std::move(*done);
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;
@@ -129,16 +169,16 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       // queues that kept their places would wait for each other's handoff forever; giving them
       // up, they draw lots and queue again.
       bool kept = false;
-      bool const yes = r.count(vote::yes) > 0;
-      if (fair && yes && !split_among_waiters(r))
-         kept = co_await step_back(name, token, r);
+      bool const yes = a.r.count(vote::yes) > 0;
+      if (fair && yes && !split_among_waiters(a.r))
+         kept = co_await step_back(name, a.token, a.r);
       if (!kept && (!fair || yes))
-         give_up(r, t0 + lives);
-      retry_context const next{name, channel, seen, spin, no_wait, deadline, kept};
-      auto const waited = co_await wait_to_retry(lost, r, next);
+         give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);
+      retry_context const next{name, channel, a.seen, spin, no_wait, deadline, kept};
+      auto const waited = co_await wait_to_retry(a.lost, a.r, next);
       if (waited) {
-         if (!token.empty())
-            give_up(r, clock::now() + lives);
+         if (!a.token.empty())
+            give_up(name, a.token, a.r, clock::now() + lives(opts, kind), kind);
          co_return result{waited, {}};
       }
    }

@@ -19,6 +19,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -44,16 +46,39 @@ public:
       won lease;
    };
 
+   /// One try: its token, what it was sent at, and how the nodes answered.
+   struct attempt {
+      std::string token;   // kept across tries by a fair waiter only
+      std::uint64_t seen;  // the name's release events when it went out
+      clock::time_point t0;
+      error_code ec;  // of the fan-out
+      fanout_result r;
+      error_code lost;  // why it lost, once judged (judge)
+   };
+
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only
    /// contender in the process (local_queue::enter), and the arguments outlive the operation.
    /// `kind` picks the scripts and the quorum. With `handed` (a plain lock's lease that a local
    /// holder passed on; only `kind` lock can take one over), the first try takes its key over;
-   /// whatever of it that try does not take over is released.
+   /// whatever of it that try does not take over is released. With `first`, a try already sent
+   /// (begin) and judged lost, the operation goes on from there: the caller's fast path.
    boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
                                           bool no_wait, clock::time_point deadline, report* diag,
                                           lease_kind const& kind,
-                                          local_queue::handover const* handed = nullptr);
+                                          local_queue::handover const* handed = nullptr,
+                                          attempt* first = nullptr);
+
+   /// Readies a try of `a` (a new token unless it has one, the events seen, its start) and
+   /// returns the call to send to every node; `channel` is the name's release channel.
+   std::shared_ptr<script_call const> begin(attempt& a, std::string const& name,
+                                            std::string const& channel, lock_options const& opts,
+                                            lease_kind const& kind,
+                                            local_queue::handover const* handed = nullptr);
+   /// Judges a try that came back: the result when it failed (what it may have taken is
+   /// released) or won in time; nothing when it lost, why in `a.lost`. Reports to `diag`.
+   std::optional<result> judge(attempt& a, std::string const& name, lock_options const& opts,
+                               report* diag, lease_kind const& kind);
 
 private:
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.
@@ -76,6 +101,11 @@ private:
    // after the next try would delete the key that try took.
    boost::asio::awaitable<bool> step_back(std::string const& name, std::string const& token,
                                           fanout_result const& r);
+
+   // Releases what the try of `token` may hold (a fair waiter's: on every node, where it is
+   // queued), so that it never outlives `until`, and forgets the token.
+   void give_up(std::string const& name, std::string& token, fanout_result const& r,
+                clock::time_point until, lease_kind const& kind);
 
    // Sleeps for `d`; with a channel, a release event on it ends the sleep early.
    // operation_aborted on cancellation or once the client stops.

@@ -5,6 +5,7 @@
 #include "extend.hpp"
 #include "log.hpp"
 #include "release.hpp"
+#include "spawn.hpp"
 #include "watchdog.hpp"
 
 #include <locksmith/detail/keys.hpp>
@@ -15,6 +16,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -41,6 +43,18 @@ struct slot_guard {
    {
       if (!kept)
          core.leave_slot(name);
+   }
+};
+
+// Completes a lock's handler with its coroutine's outcome (spawn), holding the core until then.
+struct complete_lock {
+   std::shared_ptr<client_core> core;
+   void operator()(client_core::lock_handler h, std::exception_ptr e,
+                   client_core::lock_result r) const
+   {
+      if (e)
+         return std::move(h)(code_of(e), lease{});
+      std::move(h)(r.ec, std::move(r.held));
    }
 };
 
@@ -194,38 +208,130 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    return lease{std::move(st)};
 }
 
-asio::awaitable<client_core::lock_result>
-client_core::lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind)
+// A plain lock's acquisition while its first try, sent without a coroutine, is out.
+struct client_core::first_try {
+   std::string name;
+   lock_options opts;
+   bool try_only;
+   report* diag;
+   clock::time_point start;
+   lock_handler h;
+   work_guard in_flight;  // a graceful close waits for this operation
+   acquire_engine::attempt a{};
+};
+
+void client_core::lock(std::string name, lock_options opts, bool try_only, report* diag,
+                       lease_kind kind, lock_handler h)
 {
    auto const start = clock::now();
-   auto r = co_await take(std::move(name), std::move(opts), try_only, diag, kind);
+   // The common case, a plain lock that no coroutine of this process contends for, costs no
+   // coroutine unless its first try loses: no frames, no posted completion.
+   bool const quick = kind.what == lease_kind::of::lock && !opts.fair && !ctx_.config_error &&
+                      !ctx_.stopped && !validate_options(name, opts, ctx_.cfg.node_timeout) &&
+                      queue_.try_enter(name);
+   if (!quick) {
+      auto body = timed_take(std::move(name), std::move(opts), try_only, diag, std::move(kind),
+                             start, nullptr);
+      return spawn(ctx_.ex, std::move(body), std::move(h), complete_lock{shared_from_this()});
+   }
+   auto op = std::make_unique<first_try>(first_try{.name = std::move(name),
+                                                   .opts = std::move(opts),
+                                                   .try_only = try_only,
+                                                   .diag = diag,
+                                                   .start = start,
+                                                   .h = std::move(h),
+                                                   .in_flight = work_guard{ctx_.work}});
+   auto call =
+      acquire_.begin(op->a, op->name, release_channel(ctx_.cfg.prefix, op->name), op->opts, kind);
+   auto slot = asio::get_associated_cancellation_slot(op->h);
+   start_fanout(ctx_.ex, ctx_.nodes, std::move(call), ctx_.cfg.node_timeout,
+                fanout_handler{asio::bind_cancellation_slot(
+                   slot, [self = shared_from_this(), op = std::move(op)](error_code ec,
+                                                                         fanout_result r) mutable {
+                      op->a.ec = ec;
+                      op->a.r = std::move(r);
+                      self->after_first_try(std::move(op));
+                   })});
+}
+
+void client_core::after_first_try(std::unique_ptr<first_try> op)
+{
+   lease_kind const kind{lease_kind::of::lock};
+   auto done = acquire_.judge(op->a, op->name, op->opts, op->diag, kind);
+   if (!done) {
+      // Lost: the acquisition goes on as a coroutine, which holds the slot and the work count
+      // from now on, and decides how to wait for the next try.
+      auto first = std::make_shared<acquire_engine::attempt>(std::move(op->a));
+      auto body = timed_take(std::move(op->name), std::move(op->opts), op->try_only, op->diag, kind,
+                             op->start, std::move(first));
+      auto h = std::move(op->h);
+      op.reset();
+      return spawn(ctx_.ex, std::move(body), std::move(h), complete_lock{shared_from_this()});
+   }
+   lock_result r{done->ec, {}};
+   if (r.ec)
+      leave_slot(op->name);
+   else
+      r.held = grant(op->name, std::move(done->lease), op->opts, kind);
+   auto h = std::move(op->h);
+   auto const start = op->start;
+   op.reset();  // the work count ends before the completion, as a coroutine's would
+   finish_lock(std::move(h), start, std::move(r));
+}
+
+void client_core::finish_lock(lock_handler h, clock::time_point start, lock_result r)
+{
+   ctx_.tel.lock_done(r.ec, clock::now() - start);
+   // Never inside lock(): this runs from a fan-out's completion, on the client's executor.
+   auto hex = asio::get_associated_executor(h, ctx_.ex);
+   asio::dispatch(hex, asio::append(std::move(h), r.ec, std::move(r.held)));
+}
+
+asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lock_options opts,
+                                                            bool try_only, report* diag)
+{
+   lease_kind kind{opts.fair ? lease_kind::of::fair : lease_kind::of::lock};
+   auto op = async_lock(std::move(name), std::move(opts), try_only, diag, std::move(kind),
+                        asio::as_tuple(asio::use_awaitable));
+   auto [ec, held] = co_await std::move(op);
+   co_return lock_result{ec, std::move(held)};
+}
+
+asio::awaitable<client_core::lock_result>
+client_core::timed_take(std::string name, lock_options opts, bool try_only, report* diag,
+                        lease_kind kind, clock::time_point start,
+                        std::shared_ptr<acquire_engine::attempt> first)
+{
+   auto r = co_await take(std::move(name), std::move(opts), try_only, diag, kind, first);
    ctx_.tel.lock_done(r.ec, clock::now() - start);
    co_return r;
 }
 
-asio::awaitable<client_core::lock_result> client_core::take(std::string name, lock_options opts,
-                                                            bool try_only, report* diag,
-                                                            lease_kind const& kind)
+asio::awaitable<client_core::lock_result>
+client_core::take(std::string name, lock_options opts, bool try_only, report* diag,
+                  lease_kind const& kind, std::shared_ptr<acquire_engine::attempt> first)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{ctx_.work};  // a graceful close waits for this operation
-   if (ctx_.config_error)
-      co_return lock_result{ctx_.config_error, {}};
-   if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
-      co_return lock_result{ec, {}};
-   // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
-   if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
-       opts.fair != (kind.what == lease_kind::of::fair))
-      co_return lock_result{error::invalid_argument, {}};
    bool const no_wait = try_only || opts.wait.count() == 0;
    // A wait of a century is forever, and keeps the deadline from overflowing the clock.
-   auto const deadline =
-      clock::now() + (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
+   auto const deadline = (first ? first->t0 : clock::now()) +
+                         (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
    // The owner's next hold does not queue behind this process's other contenders for the name:
    // they wait for the owner, which would then wait for them.
    bool const reentry = holds_as(name, kind);
    std::optional<local_queue::handover> handed;
-   if (!reentry) {
+   if (!first) {
+      if (ctx_.config_error)
+         co_return lock_result{ctx_.config_error, {}};
+      if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
+         co_return lock_result{ec, {}};
+      // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
+      if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
+          opts.fair != (kind.what == lease_kind::of::fair))
+         co_return lock_result{error::invalid_argument, {}};
+   }
+   if (!reentry && !first) {
       if (no_wait && queue_.busy(name))
          co_return lock_result{error::lock_taken, {}};  // held or contended by this process
       // Only one coroutine per process and name contends in Redis; the others queue here. One
@@ -239,7 +345,7 @@ asio::awaitable<client_core::lock_result> client_core::take(std::string name, lo
    slot_guard guard{*this, name, reentry};
    auto const* takes_over = handed ? &*handed : nullptr;
    auto [ec, won] =
-      co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind, takes_over);
+      co_await acquire_.acquire(name, opts, no_wait, deadline, diag, kind, takes_over, first.get());
    if (ec)
       co_return lock_result{ec, {}};
    guard.kept = true;

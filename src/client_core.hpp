@@ -36,6 +36,8 @@ namespace locksmith::detail {
 
 class client_core : public std::enable_shared_from_this<client_core> {
 public:
+   using clock = std::chrono::steady_clock;
+
    client_core(boost::asio::any_io_executor ex, config cfg);
    /// Over the given nodes instead of Redis connections made from cfg.nodes (unit tests' fake
    /// nodes); cfg.nodes is ignored.
@@ -57,18 +59,29 @@ public:
       error_code ec;
       lease held;
    };
-   /// Validates, queues behind the process's other contenders for the name, then acquires.
-   /// `kind`: what the lease holds; a shared kind's holder leaves the queue at once.
-   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
-                                            report* diag, lease_kind kind);
-   /// The lock's. A plain function, not a default argument: a lease_kind has a destructor, and
-   /// GCC 12 destroys such a temporary twice when it stands in the caller's co_await expression.
-   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
-                                            report* diag)
+   using lock_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
+   /// Validates, queues behind the process's other contenders for the name, then acquires, and
+   /// completes `h` on its associated executor, never inside this call. `kind`: what the lease
+   /// holds; a shared kind's holder leaves the queue at once. A plain lock that no coroutine of
+   /// this process has sends its first try at once, without a coroutine; only if that try loses
+   /// does the acquisition go on as one. Cancellation (any type) through `h`'s slot:
+   /// operation_aborted, and whatever a try may have taken is released.
+   void lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind,
+             lock_handler h);
+   /// The same for any completion token.
+   template <class CompletionToken = boost::asio::deferred_t>
+   auto async_lock(std::string name, lock_options opts, bool try_only, report* diag,
+                   lease_kind kind, CompletionToken&& token = {})
    {
-      lease_kind kind{opts.fair ? lease_kind::of::fair : lease_kind::of::lock};
-      return lock(std::move(name), std::move(opts), try_only, diag, std::move(kind));
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         [this](auto h, std::string n, lock_options o, bool t, report* d, lease_kind k) {
+            lock(std::move(n), std::move(o), t, d, std::move(k), lock_handler{std::move(h)});
+         },
+         token, std::move(name), std::move(opts), try_only, diag, std::move(kind));
    }
+   /// The lock's, as a coroutine (the unit tests await it).
+   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
+                                            report* diag);
    /// Hands the lease to a local waiter, or releases it (release_lease). Completes `h` on its
    /// associated executor, never inside this call; cancellation as release_lease.
    void unlock(std::shared_ptr<lease_state> st, report* diag,
@@ -99,10 +112,23 @@ public:
    bool stopped() const noexcept { return ctx_.stopped; }
 
 private:
-   // `kind` by reference: it lives in lock()'s frame, and no lease_kind temporary stands in
-   // lock()'s co_await expression (see lock() above).
+   // The acquisition as a coroutine: from the start, or (`first`) after a first try that lock()
+   // sent and that lost, once the options were validated and the name's slot taken for it.
+   // `kind` by reference: it lives in the caller's frame, and no lease_kind temporary stands in
+   // a co_await expression (GCC 12 destroys such a temporary twice).
    boost::asio::awaitable<lock_result> take(std::string name, lock_options opts, bool try_only,
-                                            report* diag, lease_kind const& kind);
+                                            report* diag, lease_kind const& kind,
+                                            std::shared_ptr<acquire_engine::attempt> first);
+   // take(), and the acquisition's outcome and time counted from `start`.
+   boost::asio::awaitable<lock_result> timed_take(std::string name, lock_options opts,
+                                                  bool try_only, report* diag, lease_kind kind,
+                                                  clock::time_point start,
+                                                  std::shared_ptr<acquire_engine::attempt> first);
+   struct first_try;
+   // lock()'s first try came back: completes, or goes on with take().
+   void after_first_try(std::unique_ptr<first_try> op);
+   // Counts the outcome, then completes `h`.
+   void finish_lock(lock_handler h, clock::time_point start, lock_result r);
    lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
                lease_kind const& kind);
    release_listener::links listener_links();

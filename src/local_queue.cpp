@@ -16,12 +16,11 @@ asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::t
 {
    if (closed_)
       co_return asio::error::operation_aborted;
-   auto [it, first] = slots_.try_emplace(name);
-   if (first)
+   if (try_enter(name))
       co_return error_code{};
    asio::steady_timer wake{ex_, deadline};
    waiter w{.wake = &wake, .granted = false, .handed = std::nullopt};
-   it->second.push_back(w);
+   slots_.at(name).push_back(w);
    // Woken by leave (granted), by the deadline, by close, or by cancellation.
    auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
    if (w.granted) {
@@ -32,6 +31,11 @@ asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::t
    if (ec == asio::error::operation_aborted || closed_)
       co_return asio::error::operation_aborted;
    co_return error::wait_timeout;
+}
+
+bool local_queue::try_enter(std::string const& name)
+{
+   return !closed_ && slots_.try_emplace(name).second;
 }
 
 bool local_queue::leave(std::string const& name) noexcept

@@ -45,6 +45,10 @@ public:
    boost::asio::awaitable<error_code> enter(std::string const& name, clock::time_point deadline,
                                             std::optional<handover>& handed);
 
+   /// Makes the caller the name's only contender in the process when nobody has the name (and
+   /// the queue is open): true; else nothing changes, and the caller may wait in enter().
+   bool try_enter(std::string const& name);
+
    /// Passes the name to the next waiter, or forgets it. True when it was forgotten while it
    /// held a reference on the name's release channel (mark_subscribed): the caller drops it.
    [[nodiscard]] bool leave(std::string const& name) noexcept;

@@ -3,6 +3,11 @@
 // cache on a slow node, a transient failure on a bare quorum, and hung nodes.
 #include "fanout.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+
 namespace {
 
 double ms(clock_type::duration d)
@@ -134,6 +139,41 @@ BOOST_AUTO_TEST_CASE(decision_does_not_wait_for_hung_nodes)
       // The hung nodes come back and run their backlog in order: acquire, then its release.
       for (auto& f : c.fakes)
          f->thaw();
+   }()));
+   for (std::size_t i = 0; i < 5; ++i)
+      BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);
+}
+
+// A lock whose first try is out (sent without a coroutine: client_core::lock's fast path) and
+// is cancelled completes at once with operation_aborted, not after the node timeout, leaves the
+// name's place in the process, and releases what the try took: the two nodes that said yes at
+// once, and the three hung ones once they run their backlog.
+BOOST_AUTO_TEST_CASE(a_first_try_cancelled_in_flight_completes_at_once_and_leaves_no_key)
+{
+   constexpr auto node_timeout = 2s;
+   cluster c{5, node_timeout};
+   for (std::size_t i = 2; i < 5; ++i)
+      c.fakes[i]->freeze();
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      asio::cancellation_signal stop;
+      asio::steady_timer soon{co_await asio::this_coro::executor, 50ms};
+      soon.async_wait([&](error_code) { stop.emit(asio::cancellation_type::terminal); });
+      auto const t0 = clock_type::now();
+      auto op = c.core->async_lock(
+         name, {.ttl = 30s}, false, nullptr, locksmith::detail::lease_kind{},
+         asio::bind_cancellation_slot(stop.slot(), asio::as_tuple(asio::use_awaitable)));
+      auto [ec, l] = co_await std::move(op);
+      auto const took = clock_type::now() - t0;
+      BOOST_TEST((ec == asio::error::operation_aborted), ec.message());
+      BOOST_TEST(!l.held());
+      BOOST_TEST((took < node_timeout / 2), ms(took) << " ms");
+      for (auto& f : c.fakes)
+         f->thaw();
+      // The name's place was left, and every node runs its backlog in order (the cancelled
+      // try's SET, then its release) before this lock's try: it takes the name at once.
+      auto [ec2, l2] = co_await c.core->lock(name, {.ttl = 30s, .wait = 0s}, false, nullptr);
+      BOOST_TEST_REQUIRE(!ec2, ec2.message());
+      BOOST_TEST(co_await unlock(c, l2.state(), nullptr) == error_code{});
    }()));
    for (std::size_t i = 0; i < 5; ++i)
       BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);

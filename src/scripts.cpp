@@ -172,16 +172,19 @@ error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply&
       return error::unexpected_reply;
    auto const& nodes = r.value();
    // flag: 1 acquired (value: the fence), 0 not (value: pttl), 2 not, with only waiters in the
-   // way (the fair acquire script).
+   // way (the fair acquire script, which also names the key's holder when it refuses).
    std::int64_t flag = 0, value = 0;
-   bool const shaped = nodes.size() == 3 && nodes[0].data_type == type::array &&
-                       nodes[0].aggregate_size == 2 && is_integer(nodes[1], flag) &&
+   bool const named = nodes.size() == 4;
+   bool const shaped = (nodes.size() == 3 || named) && nodes[0].data_type == type::array &&
+                       nodes[0].aggregate_size == nodes.size() - 1 && is_integer(nodes[1], flag) &&
                        is_integer(nodes[2], value) && flag >= 0 && flag <= 2 &&
-                       (flag != 1 || value > 0);  // a fencing token is positive
+                       (flag != 1 || value > 0) &&  // a fencing token is positive
+                       (!named || (flag != 1 && nodes[3].data_type == type::blob_string));
    if (!shaped)
       return error::unexpected_reply;
    out.acquired = flag == 1;
    out.waiters_only = flag == 2;
+   out.holder = named ? nodes[3].value : std::string{};
    out.fence = out.acquired ? value : 0;
    out.pttl = std::chrono::milliseconds{out.acquired ? 0 : value};
    return {};

@@ -186,9 +186,10 @@ redis.call('PEXPIRE', KEYS[4], entry)
 local left = holder and redis.call('PTTL', KEYS[1]) or -2
 local pause = math.floor(entry / 4)
 if left < 0 or left > pause then left = pause end
--- 2: only waiters in the way (a free key, or one handed to a token that has not taken it yet)
+-- 2: only waiters in the way (a free key, or one handed to a token that has not taken it yet);
+-- and who holds the key, so that the waiter can tell a holder from waiters that took it
 local waiters_only = not holder or redis.call('ZSCORE', KEYS[4], holder)
-return {waiters_only and 2 or 0, left}
+return {waiters_only and 2 or 0, left, holder or ''}
 )lua";
 }
 

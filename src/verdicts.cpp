@@ -79,10 +79,23 @@ error_code ownership_result(fanout_result const& r)
 
 bool split_among_waiters(fanout_result const& r)
 {
-   return r.count(vote::yes) > 0 && r.count(vote::no) > 0 &&
-          std::all_of(r.nodes.begin(), r.nodes.end(), [](node_result const& n) {
-             return n.v != vote::no || n.acquire.waiters_only;
-          });
+   if (r.count(vote::yes) == 0 || r.count(vote::no) == 0)
+      return false;
+   // The nodes that did not answer may hold anything: they count for every holder.
+   auto const open = r.count(vote::pending) + r.count(vote::failed);
+   auto const quorum = r.quorum > 0 ? r.quorum : r.nodes.size() / 2 + 1;
+   for (auto const& n : r.nodes) {
+      if (n.v != vote::no || n.acquire.waiters_only)
+         continue;
+      if (n.acquire.holder.empty())
+         return false;  // a holder that the reply does not name: it may hold a quorum
+      auto const same = std::count_if(r.nodes.begin(), r.nodes.end(), [&](node_result const& m) {
+         return m.v == vote::no && !m.acquire.waiters_only && m.acquire.holder == n.acquire.holder;
+      });
+      if (static_cast<std::size_t>(same) + open >= quorum)
+         return false;
+   }
+   return true;
 }
 
 milliseconds shortest_pttl(fanout_result const& r)

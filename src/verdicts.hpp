@@ -34,10 +34,12 @@ error_code lost_reason(fanout_result const& r);
 /// server error, else quorum_unreachable.
 error_code ownership_result(fanout_result const& r);
 
-/// A fair waiter's split vote among waiters alone: some nodes said yes, and every node that said
-/// no had no holder, only other waiters first (acquire_reply::waiters_only). Waiters that head
-/// the queues of different nodes (arrived together at a free key) then each wait for a handoff
-/// that the others would have to make.
+/// A fair waiter's split vote among waiters alone: some nodes said yes, and no token that holds
+/// the key where the others said no can hold a quorum: each node that said no had only other
+/// waiters first (acquire_reply::waiters_only), or a holder (acquire_reply::holder) that holds
+/// too few nodes to have won, counting for it every node that did not answer. Waiters that head
+/// the queues of different nodes (arrived together at a free key) then each take the key where
+/// they head the queue, and wait for a handoff that the others would have to make.
 bool split_among_waiters(fanout_result const& r);
 
 /// The shortest time that a holder's key had left, among the nodes that said taken (-1: none).

@@ -213,6 +213,28 @@ BOOST_AUTO_TEST_CASE(taken_by_waiters_only)
    BOOST_TEST(!out.waiters_only);
 }
 
+// The fair acquire script's refusal names the key's holder, empty when the key is free.
+BOOST_AUTO_TEST_CASE(a_refusal_may_name_the_holder)
+{
+   auto named = [](std::string flag, std::string holder, type t = type::blob_string) {
+      return reply({{type::array, 3, 0, ""},
+                    number(std::move(flag), 1),
+                    number("500", 1),
+                    {t, 1, 1, std::move(holder)}});
+   };
+   acquire_reply out;
+   check_ok(locksmith::detail::parse_acquire(named("0", "0123abcd"), out));
+   BOOST_TEST(!out.acquired);
+   BOOST_TEST(out.holder == "0123abcd");
+   check_ok(locksmith::detail::parse_acquire(named("2", ""), out));
+   BOOST_TEST(out.waiters_only);
+   BOOST_TEST(out.holder.empty());
+   check_ok(locksmith::detail::parse_acquire(pair("0", "500"), out));
+   BOOST_TEST(out.holder.empty());
+   check_acquire_rejects(named("1", "0123abcd"));  // a grant names nobody
+   check_acquire_rejects(named("0", "7", type::number));
+}
+
 BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
 {
    // Wrong number of elements.

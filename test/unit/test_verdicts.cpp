@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 namespace {
@@ -17,9 +18,9 @@ using locksmith::error_code;
 using namespace locksmith::detail;
 
 // A result from one letter per node: y yes, n taken (no), w no with only waiters in the way (fair
-// lock), f failed by timeout, a failed by
-// auth_failed, r failed by not_enough_replicas, s failed by a server error, m a malformed reply,
-// p pending.
+// lock), A to Z taken (no) by the holder that the fair script names so, f failed by timeout, a
+// failed by auth_failed, r failed by not_enough_replicas, s failed by a server error, m a
+// malformed reply, p pending.
 fanout_result votes(char const* letters, outcome decision = outcome::lost)
 {
    fanout_result r;
@@ -30,6 +31,9 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
          n.v = vote::yes;
       } else if (*c == 'n') {
          n.v = vote::no;
+      } else if (*c >= 'A' && *c <= 'Z') {
+         n.v = vote::no;
+         n.acquire.holder = std::string(1, *c);
       } else if (*c == 'w') {
          n.v = vote::no;
          n.acquire.waiters_only = true;
@@ -67,6 +71,21 @@ BOOST_AUTO_TEST_CASE(a_split_among_waiters_has_no_holder_in_the_way)
    BOOST_TEST(!split_among_waiters(votes("wwwww")));  // no yes: nothing to give up
    BOOST_TEST(!split_among_waiters(votes("yyyff")));  // no no: a won attempt too late
    BOOST_TEST(!split_among_waiters(votes("")));
+}
+
+// Waiters that each took the key where they head the queue hold a minority each: none of them
+// can have won, so the split is theirs alone; a holder that may have a quorum, counting the
+// nodes that did not answer, is waited for.
+BOOST_AUTO_TEST_CASE(a_split_among_waiters_that_took_the_key_has_no_holder_with_a_quorum)
+{
+   BOOST_TEST(split_among_waiters(votes("yyBBC")));   // the three-way split: 2, 2 and 1 of 5
+   BOOST_TEST(split_among_waiters(votes("yyBwC")));   // one of them not there yet
+   BOOST_TEST(!split_among_waiters(votes("yBf")));    // B and the silent node make 2 of 3
+   BOOST_TEST(!split_among_waiters(votes("yBBBB")));  // a holder that lost one node's key
+   BOOST_TEST(!split_among_waiters(votes("yBBBf")));  // B may hold the silent node too
+   BOOST_TEST(!split_among_waiters(votes("yyBBf")));  // likewise: B may hold 3
+   BOOST_TEST(!split_among_waiters(votes("yyBBn")));  // an unnamed holder may hold a quorum
+   BOOST_TEST(!split_among_waiters(votes("BBBCC")));  // no yes: nothing to give up
 }
 
 BOOST_AUTO_TEST_CASE(an_attempt_is_lost_to_a_holder_before_anything_else_that_may_mend)

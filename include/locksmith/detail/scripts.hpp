@@ -78,6 +78,8 @@ struct acquire_reply {
    // When not (fair lock): no holder stands in the way, only other waiters: the key is free
    // with another token first in the queue, or handed to a token still queued.
    bool waiters_only = false;
+   // When not (fair lock): the token that holds the key, empty when it is free.
+   std::string holder{};
 };
 
 /// What the release and extend scripts answered.

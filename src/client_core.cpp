@@ -16,6 +16,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -218,6 +219,10 @@ struct client_core::first_try {
    lock_handler h;
    work_guard in_flight;  // a graceful close waits for this operation
    acquire_engine::attempt a{};
+   // The handler's slot is ours while the try is out: a cancellation is remembered, even one
+   // that comes after the fan-out completed and before its completion runs, and passed on.
+   bool cancelled = false;
+   asio::cancellation_signal to_fanout;
 };
 
 void client_core::lock(std::string name, lock_options opts, bool try_only, report* diag,
@@ -234,21 +239,32 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
                              start, nullptr);
       return spawn(ctx_.ex, std::move(body), std::move(h), complete_lock{shared_from_this()});
    }
-   auto op = std::make_unique<first_try>(first_try{.name = std::move(name),
-                                                   .opts = std::move(opts),
-                                                   .try_only = try_only,
-                                                   .diag = diag,
-                                                   .start = start,
-                                                   .h = std::move(h),
-                                                   .in_flight = work_guard{ctx_.work}});
+   // Built in place: its cancellation_signal neither copies nor moves.
+   std::unique_ptr<first_try> op{new first_try{.name = std::move(name),
+                                               .opts = std::move(opts),
+                                               .try_only = try_only,
+                                               .diag = diag,
+                                               .start = start,
+                                               .h = std::move(h),
+                                               .in_flight = work_guard{ctx_.work},
+                                               .a = {},
+                                               .cancelled = false,
+                                               .to_fanout = {}}};
    auto call =
       acquire_.begin(op->a, op->name, release_channel(ctx_.cfg.prefix, op->name), op->opts, kind);
-   auto slot = asio::get_associated_cancellation_slot(op->h);
+   if (auto slot = asio::get_associated_cancellation_slot(op->h); slot.is_connected()) {
+      slot.assign([o = op.get()](asio::cancellation_type type) {
+         o->cancelled = true;
+         o->to_fanout.emit(type);
+      });
+   }
+   auto to_fanout = op->to_fanout.slot();
    start_fanout(ctx_.ex, ctx_.nodes, std::move(call), ctx_.cfg.node_timeout,
                 fanout_handler{asio::bind_cancellation_slot(
-                   slot, [self = shared_from_this(), op = std::move(op)](error_code ec,
-                                                                         fanout_result r) mutable {
-                      op->a.ec = ec;
+                   to_fanout, [self = shared_from_this(),
+                               op = std::move(op)](error_code ec, fanout_result r) mutable {
+                      // Cancelled: what the try took is released, as for a failed one.
+                      op->a.ec = op->cancelled ? asio::error::operation_aborted : ec;
                       op->a.r = std::move(r);
                       self->after_first_try(std::move(op));
                    })});
@@ -256,6 +272,9 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
 
 void client_core::after_first_try(std::unique_ptr<first_try> op)
 {
+   // The slot goes back to the handler (and to the coroutine, if the acquisition goes on).
+   if (auto slot = asio::get_associated_cancellation_slot(op->h); slot.is_connected())
+      slot.clear();
    lease_kind const kind{lease_kind::of::lock};
    auto done = acquire_.judge(op->a, op->name, op->opts, op->diag, kind);
    if (!done) {
@@ -302,7 +321,9 @@ client_core::timed_take(std::string name, lock_options opts, bool try_only, repo
                         lease_kind kind, clock::time_point start,
                         std::shared_ptr<acquire_engine::attempt> first)
 {
-   auto r = co_await take(std::move(name), std::move(opts), try_only, diag, kind, first);
+   // `first` moved, not copied: GCC 12 may destroy an argument of a co_await expression twice,
+   // which only a moved-from one survives.
+   auto r = co_await take(std::move(name), std::move(opts), try_only, diag, kind, std::move(first));
    ctx_.tel.lock_done(r.ec, clock::now() - start);
    co_return r;
 }

@@ -8,6 +8,8 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
+#include <optional>
+
 namespace {
 
 double ms(clock_type::duration d)
@@ -177,6 +179,35 @@ BOOST_AUTO_TEST_CASE(a_first_try_cancelled_in_flight_completes_at_once_and_leave
    }()));
    for (std::size_t i = 0; i < 5; ++i)
       BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);
+}
+
+// A cancellation is never lost, whatever the operation is doing when it comes: emitted after
+// each of the first handlers of a lock that must wait (its first try loses to another holder,
+// then it goes on as a coroutine), it ends the lock with operation_aborted, long before its wait.
+BOOST_AUTO_TEST_CASE(a_cancellation_between_any_two_handlers_ends_the_lock)
+{
+   for (int k = 0; k < 16; ++k) {
+      BOOST_TEST_CONTEXT("cancelled after " << k << " handlers")
+      {
+         cluster c{1};
+         c.fakes[0]->set(key, "0123456789abcdef0123456789abcdef", 30s);
+         asio::cancellation_signal stop;
+         std::optional<error_code> got;
+         c.core->async_lock(name, {.ttl = 30s, .wait = 10s}, false, nullptr,
+                            locksmith::detail::lease_kind{},
+                            asio::bind_cancellation_slot(
+                               stop.slot(), [&](error_code ec, locksmith::lease) { got = ec; }));
+         for (int i = 0; i < k && !got; ++i)
+            c.ioc.poll_one();
+         stop.emit(asio::cancellation_type::terminal);
+         auto const until = clock_type::now() + 2s;
+         while (!got && clock_type::now() < until)
+            c.ioc.run_one_until(until);
+         BOOST_TEST_REQUIRE(got.has_value());
+         BOOST_TEST((*got == asio::error::operation_aborted), got->message());
+         c.core->stop();
+      }
+   }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -48,8 +48,8 @@ public:
 
    /// One try: its token, what it was sent at, and how the nodes answered.
    struct attempt {
-      std::string token;   // kept across tries by a fair waiter only
-      std::uint64_t seen;  // the name's release events when it went out
+      std::string token;       // kept across tries by a fair waiter only
+      std::uint64_t seen = 0;  // the name's release events when it went out
       clock::time_point t0;
       error_code ec;  // of the fan-out
       fanout_result r;

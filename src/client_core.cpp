@@ -209,6 +209,20 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    return lease{std::move(st)};
 }
 
+error_code client_core::refusal(std::string const& name, lock_options const& opts,
+                                lease_kind const& kind) const
+{
+   if (ctx_.config_error)
+      return ctx_.config_error;
+   if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
+      return ec;
+   // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
+   if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
+       opts.fair != (kind.what == lease_kind::of::fair))
+      return error::invalid_argument;
+   return {};
+}
+
 // A plain lock's acquisition while its first try, sent without a coroutine, is out.
 struct client_core::first_try {
    std::string name;
@@ -231,9 +245,8 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
    auto const start = clock::now();
    // The common case, a plain lock that no coroutine of this process contends for, costs no
    // coroutine unless its first try loses: no frames, no posted completion.
-   bool const quick = kind.what == lease_kind::of::lock && !opts.fair && !ctx_.config_error &&
-                      !ctx_.stopped && !validate_options(name, opts, ctx_.cfg.node_timeout) &&
-                      queue_.try_enter(name);
+   bool const quick = kind.what == lease_kind::of::lock && !ctx_.stopped &&
+                      !refusal(name, opts, kind) && queue_.try_enter(name);
    if (!quick) {
       auto body = timed_take(std::move(name), std::move(opts), try_only, diag, std::move(kind),
                              start, nullptr);
@@ -343,14 +356,8 @@ client_core::take(std::string name, lock_options opts, bool try_only, report* di
    bool const reentry = holds_as(name, kind);
    std::optional<local_queue::handover> handed;
    if (!first) {
-      if (ctx_.config_error)
-         co_return lock_result{ctx_.config_error, {}};
-      if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
+      if (auto ec = refusal(name, opts, kind))
          co_return lock_result{ec, {}};
-      // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
-      if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
-          opts.fair != (kind.what == lease_kind::of::fair))
-         co_return lock_result{error::invalid_argument, {}};
    }
    if (!reentry && !first) {
       if (no_wait && queue_.busy(name))

@@ -124,6 +124,10 @@ private:
                                                   bool try_only, report* diag, lease_kind kind,
                                                   clock::time_point start,
                                                   std::shared_ptr<acquire_engine::attempt> first);
+   // Why an acquisition of `name` is refused before any try (a bad config or options, a kind
+   // that nobody could hold), or success.
+   error_code refusal(std::string const& name, lock_options const& opts,
+                      lease_kind const& kind) const;
    struct first_try;
    // lock()'s first try came back: completes, or goes on with take().
    void after_first_try(std::unique_ptr<first_try> op);

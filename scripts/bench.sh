@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: builds locksmith and runs the spin-vs-subscribe comparison against redis-server
 # processes that the benchmark starts itself; prints the table and writes the handoff plot.
-# With no arguments it then runs issue 9's other shapes: a handoff among 16 coroutines of one
-# process; 16 coroutines of one process contending with hold 0 (spin against subscribe); the fair
+# With no arguments it then runs issue 9's other shapes: a handoff to 15 waiters in 15 other
+# processes, to 1 waiter and to 15 waiters in the holder's own process; 16 coroutines of one process contending with hold 0 (spin against subscribe); the fair
 # lock's handoff and contention; RedLock over 5 nodes with 0, 1 and 2 of them frozen (ratios to
 # the healthy run); and 10,000 leases renewed by one thread. Each row shows its ratios to the
 # baseline of the same run and, where issue 9 sets one, whether its target is met (column
@@ -19,7 +19,11 @@ if [ $# -gt 0 ]; then
 fi
 "$bench" --plot "$plot"
 echo
-echo "In one process (the local queue hands the name over):"
+echo "A handoff to 15 waiters, each in its own process:"
+"$bench" --scenario handoff --workers 16 --processes 16 --strategy subscribe
+echo
+echo "In one process (the local queue hands the name over), to 1 waiter and to 15:"
+"$bench" --scenario handoff --workers 2 --processes 1 --strategy subscribe
 "$bench" --scenario handoff --workers 16 --processes 1 --strategy subscribe
 "$bench" --scenario contended --workers 16 --processes 1 --hold 0ms
 echo

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # locksmith beside node-redlock on one redis-server that this script starts on a free loopback
-# port: the uncontended cycle (one worker, one name) and 64 workers of one process on their own
-# names, in alternated rounds so that both see the same machine. locksmith-bench's rows include
+# port: the uncontended cycle (one worker, one name), 64 workers of one process on their own
+# names, and the handoff between 2 workers of one process on one name (node-redlock polls every
+# 10 ms with up to 10 ms of jitter; locksmith waits for the release's message), in alternated
+# rounds so that both see the same machine. locksmith-bench's rows include
 # its raw floor (`SET NX PX` + `DEL` by hand). Needs node and npm; the peers' packages are
 # installed from package-lock.json into <build>/peers (git-ignored), never system-wide.
 #
@@ -52,8 +54,10 @@ out=$work/runs.jsonl
 for round in $(seq "$rounds"); do
   "$build_dir/locksmith-bench" --redis "redis://127.0.0.1:$port" --scenario uncontended,independent \
     --strategy subscribe --duration "${duration_ms}ms" --json | tee -a "$out"
-  for sc in uncontended independent; do
-    node "$peers/node-redlock.js" --port "$port" --scenario "$sc" --workers 64 \
+  "$build_dir/locksmith-bench" --redis "redis://127.0.0.1:$port" --scenario handoff --workers 2 \
+    --processes 1 --strategy subscribe --duration "${duration_ms}ms" --json | tee -a "$out"
+  for sc in uncontended independent handoff; do
+    node "$peers/node-redlock.js" --port "$port" --scenario "$sc" \
       --duration-ms "$duration_ms" --warmup-ms 300 | tee -a "$out"
   done
   echo "round $round of $rounds done" >&2

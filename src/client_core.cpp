@@ -237,6 +237,18 @@ struct client_core::first_try {
    // that comes after the fan-out completed and before its completion runs, and passed on.
    bool cancelled = false;
    asio::cancellation_signal to_fanout;
+   asio::cancellation_slot callers;  // the handler's slot while ours holds it, else unconnected
+
+   // Also when the fan-out's completion is destroyed unrun (its io_context went away): the
+   // slot's handler points here, and a later emit would reach freed memory.
+   ~first_try() { give_back_slot(); }
+
+   void give_back_slot() noexcept
+   {
+      if (callers.is_connected())
+         callers.clear();
+      callers = {};
+   }
 };
 
 void client_core::lock(std::string name, lock_options opts, bool try_only, report* diag,
@@ -262,7 +274,8 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
                                                .in_flight = work_guard{ctx_.work},
                                                .a = {},
                                                .cancelled = false,
-                                               .to_fanout = {}}};
+                                               .to_fanout = {},
+                                               .callers = {}}};
    auto call =
       acquire_.begin(op->a, op->name, release_channel(ctx_.cfg.prefix, op->name), op->opts, kind);
    if (auto slot = asio::get_associated_cancellation_slot(op->h); slot.is_connected()) {
@@ -270,6 +283,7 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
          o->cancelled = true;
          o->to_fanout.emit(type);
       });
+      op->callers = slot;
    }
    auto to_fanout = op->to_fanout.slot();
    start_fanout(ctx_.ex, ctx_.nodes, std::move(call), ctx_.cfg.node_timeout,
@@ -286,8 +300,7 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
 void client_core::after_first_try(std::unique_ptr<first_try> op)
 {
    // The slot goes back to the handler (and to the coroutine, if the acquisition goes on).
-   if (auto slot = asio::get_associated_cancellation_slot(op->h); slot.is_connected())
-      slot.clear();
+   op->give_back_slot();
    lease_kind const kind{lease_kind::of::lock};
    auto done = acquire_.judge(op->a, op->name, op->opts, op->diag, kind);
    if (!done) {

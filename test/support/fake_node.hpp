@@ -117,6 +117,14 @@ public:
       pump();
    }
 
+   /// Drops the queued commands unanswered, their completions destroyed and never run: what
+   /// becomes of a connection's requests in flight when its io_context is destroyed.
+   void drop_backlog()
+   {
+      queue_.clear();
+      busy_ = false;
+   }
+
    /// Empties the script cache (SCRIPT FLUSH, or a restart's lost cache).
    void flush_scripts() { cached_.clear(); }
 

@@ -181,6 +181,32 @@ BOOST_AUTO_TEST_CASE(a_first_try_cancelled_in_flight_completes_at_once_and_leave
       BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);
 }
 
+// A lock whose first try is still out when everything goes away (the try's completion is
+// destroyed with its request and the io_context, never run) leaves no handler of its own behind
+// in the caller's cancellation slot: the one it had put there pointed at the operation, and an
+// emit after the destruction reached freed memory (a crash in this test, a use-after-free in the
+// sanitizer run).
+BOOST_AUTO_TEST_CASE(a_first_try_destroyed_unrun_leaves_nothing_in_the_callers_slot)
+{
+   asio::cancellation_signal stop;  // outlives the client, as a caller's signal may
+   bool completed = false;
+   std::weak_ptr<locksmith::detail::client_core> core;
+   {
+      cluster c{1};
+      core = c.core;
+      c.fakes[0]->freeze();
+      c.core->async_lock(name, {.ttl = 30s}, false, nullptr, locksmith::detail::lease_kind{},
+                         asio::bind_cancellation_slot(
+                            stop.slot(), [&](error_code, locksmith::lease) { completed = true; }));
+      c.ioc.poll();
+      BOOST_TEST(c.fakes[0]->backlog() == 1u);  // the try is out
+      c.fakes[0]->drop_backlog();  // as the io_context's destruction drops a real node's
+   }
+   BOOST_TEST(!completed);
+   BOOST_TEST(core.expired());  // the operation was destroyed, not leaked
+   stop.emit(asio::cancellation_type::terminal);
+}
+
 // A cancellation is never lost, whatever the operation is doing when it comes: emitted after
 // each of the first handlers of a lock that must wait (its first try loses to another holder,
 // then it goes on as a coroutine), it ends the lock with operation_aborted, long before its wait.

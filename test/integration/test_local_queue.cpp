@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(cancelling_the_middle_then_the_head_waiter)
          BOOST_TEST_MESSAGE("last waiter woke " << to_ms(*w[2].at - unlocked_at)
                                                 << " ms after the unlock");
          BOOST_TEST(!w[2].ec);
-         BOOST_TEST((*w[2].at - unlocked_at < 100ms));
+         BOOST_TEST((*w[2].at - unlocked_at < 5s));  // woken by the release, not its 30 s timer
          BOOST_TEST(srv.text({"GET", lock_key(name)}) == w[2].held.token());
          co_await c.async_unlock(w[2].held);
          BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));

@@ -73,7 +73,9 @@ BOOST_AUTO_TEST_CASE(release_message_wakes_the_waiter_without_a_timer)
                                                        << wb.diag.attempts);
       BOOST_TEST(!wb.ec);
       BOOST_TEST(wb.held.held());
-      BOOST_TEST((latency < 50ms));
+      // Woken by the message, not by its 30 s timer. (How fast is the benchmark's to say: a
+      // bound of milliseconds here fails on a loaded machine under the sanitizers.)
+      BOOST_TEST((latency < 10s), to_ms(latency) << " ms");
       BOOST_TEST(wb.diag.attempts ==
                  3u);  // first try, try after subscribing, try after the message
       BOOST_TEST(srv.text({"GET", lock_key(s.name)}) == wb.held.token());
@@ -103,9 +105,9 @@ BOOST_AUTO_TEST_CASE(lost_message_is_made_up_by_the_pttl_timer)
       BOOST_TEST(!wb.ec);
       BOOST_TEST(wb.held.held());
       // Not woken by anything before its timer (no message), and woken by the timer,
-      // not the wait.
+      // not at the end of its 10 s wait.
       BOOST_TEST((*wb.at - t0 >= 250ms));
-      BOOST_TEST((*wb.at - t0 < 300ms + 200ms));
+      BOOST_TEST((*wb.at - t0 < 5s), to_ms(*wb.at - t0) << " ms");
       BOOST_TEST(wb.diag.attempts == 3u);
       co_await s.b.async_unlock(s.wb.held);
    };
@@ -125,8 +127,8 @@ BOOST_AUTO_TEST_CASE(expired_holder_is_replaced_at_its_pttl)
                                      << wb.diag.attempts);
       BOOST_TEST(!wb.ec);
       BOOST_TEST((*wb.at - t0 >= 290ms));
-      BOOST_TEST((*wb.at - t0 < 300ms + 200ms));
-      BOOST_TEST(wb.diag.attempts <= 4u);  // no polling while it waits
+      BOOST_TEST((*wb.at - t0 < 5s), to_ms(*wb.at - t0) << " ms");  // not at the 10 s wait's end
+      BOOST_TEST(wb.diag.attempts <= 4u);                           // no polling while it waits
       BOOST_TEST(srv.text({"GET", lock_key(s.name)}) == wb.held.token());
       auto [ua] = co_await s.a.async_unlock(la, tuple);
       BOOST_TEST(ua == error::not_owner);
@@ -166,7 +168,7 @@ BOOST_AUTO_TEST_CASE(subscription_survives_a_reconnect)
       BOOST_TEST_MESSAGE("wake latency after the reconnect: " << to_ms(latency) << " ms, attempts "
                                                               << wb.diag.attempts);
       BOOST_TEST(!wb.ec);
-      BOOST_TEST((latency < 100ms));
+      BOOST_TEST((latency < 10s), to_ms(latency) << " ms");  // not at its 30 s timer
       BOOST_TEST(wb.diag.attempts <= 4u);
       co_await s.b.async_unlock(s.wb.held);
       BOOST_TEST(co_await eventually([&] { return numsub(ch) == 0; }));
@@ -241,10 +243,10 @@ BOOST_AUTO_TEST_CASE(client_cancel_ends_a_sleeping_waiter)
                          << to_ms(*wb.at - cancelled_at) << " ms after client::cancel() with \""
                          << wb.ec.message() << "\", attempts " << wb.diag.attempts);
       BOOST_TEST(wb.ec);
-      BOOST_TEST((*wb.at - cancelled_at < 1s));
+      BOOST_TEST((*wb.at - cancelled_at < 5s));  // long before its 10 s wait runs out
       co_await s.a.async_unlock(la);
    };
-   with_waiter(*this, subscribe(30s, 3s), body);
+   with_waiter(*this, subscribe(30s, 10s), body);
 }
 
 // 4 processes (fork) x 8 coroutines x 25 rounds of a non-atomic increment under the lock, with

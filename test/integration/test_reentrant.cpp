@@ -69,7 +69,8 @@ BOOST_AUTO_TEST_CASE(a_lapsed_hold_does_not_free_the_lock_under_the_owners_other
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         auto kept = co_await async_lock_reentrant(a, name, "job-7", {.ttl = 300ms});
+         // Renewed every 333 ms: a stall of the machine does not lose it before the checks.
+         auto kept = co_await async_lock_reentrant(a, name, "job-7", {.ttl = 1s});
          auto lapsing =
             co_await async_lock_reentrant(a, name, "job-7", {.ttl = 200ms, .renew = false});
          co_await sleep(700ms);

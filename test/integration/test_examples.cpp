@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(cron_once_runs_the_job_and_releases, *utf::timeout(60))
 {
    redis_server srv;
    auto p = run_example("cron_once", srv, {"1"});
-   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
+   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.out() << p.err());  // its reasons go to stdout
    auto const out = p.out();
    BOOST_TEST(matches(out, R"(running the job, fencing token [1-9])"), out);
    BOOST_TEST(contains(out, "step 1/1, lease valid for another "), out);

@@ -19,7 +19,7 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
    auto const name = unique_key("lock");
    auto const counter = unique_key("counter");
    constexpr int clients = 8, per_client = 8, rounds = 50;
-   auto const cs = make_clients(f.ioc, test_config({f.srv.url()}, 1s), clients);
+   auto const cs = make_clients(f.ioc, f.cfg(1s), clients);
    redis::connection data{f.ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
    rc.addr.port = std::to_string(f.srv.port());

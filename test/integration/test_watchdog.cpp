@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(max_hold_gives_the_lease_up)
 BOOST_AUTO_TEST_CASE(loss_margin_declares_the_loss_earlier)
 {
    constexpr auto node_timeout = 300ms;
-   locksmith::client c{ioc.get_executor(), test_config({srv.url()}, node_timeout)};
+   locksmith::client c{ioc.get_executor(), cfg(node_timeout)};
    run(
       ioc,
       [&]() -> asio::awaitable<void> {

@@ -64,6 +64,12 @@ struct server_fixture {
    /// A client config for this server, with the defaults otherwise.
    locksmith::config cfg() const { return test_config({srv.url()}); }
 
+   /// The same, with the given node timeout.
+   locksmith::config cfg(std::chrono::milliseconds node_timeout) const
+   {
+      return test_config({srv.url()}, node_timeout);
+   }
+
    /// The Redis key of the lock `name` under the default prefix.
    static std::string lock_key(std::string const& name) { return test::lock_key(name); }
 

@@ -30,8 +30,9 @@ std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
 
 /// Hands out leases on named locks kept in one Redis node, or in N independent nodes (RedLock).
 ///
-/// Construction starts one connection per node on the executor; it does not wait for them. All
-/// operations and their completions run on that executor. Operations never block.
+/// Construction starts two connections per node on the executor (one for the scripts, one for
+/// the release messages; a Cluster node has such a pair per master), and does not wait for them.
+/// All operations and their completions run on that executor. Operations never block.
 ///
 /// Threads: a client is not thread-safe. Its executor must run one handler at a time: an
 /// io_context run by one thread, or a strand (`asio::make_strand(ioc)`) when several threads run
@@ -44,12 +45,17 @@ std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
 /// with error::invalid_argument, and `config_error()` says so up front.
 class client {
 public:
+   /// The executor on which every operation runs and completes.
    using executor_type = boost::asio::any_io_executor;
 
+   /// Starts the connections to `cfg.nodes` on `ex`, without waiting for them. A malformed config
+   /// does not throw: see config_error().
    client(executor_type ex, config cfg);
    client(client const&) = delete;
    client& operator=(client const&) = delete;
+   /// Takes over the other's connections and operations; the other is left empty.
    client(client&&) noexcept;
+   /// Destroys this client (as the destructor does), then takes over the other's.
    client& operator=(client&&) noexcept;
 
    /// Closes the connections at once, like cancel(): operations in flight complete with errors,
@@ -58,6 +64,7 @@ public:
    /// TTL runs out. Does no I/O and never blocks.
    ~client();
 
+   /// The executor given at construction.
    executor_type get_executor() const noexcept;
 
    /// error::invalid_argument when the config was rejected, else success.
@@ -109,6 +116,8 @@ public:
    /// @li error::validity_expired: the quorum came too late to leave any validity.
    /// @li error::auth_failed, error::tls_failed: nodes that refuse our credentials or rights, or
    ///     fail the TLS handshake, leave no quorum; reported at once, not at the end of the wait.
+   /// @li error::not_enough_replicas: with config::wait_replicas set, the key reached too few
+   ///     replicas on enough nodes to sink the quorum until the wait ran out (it was released).
    ///
    /// Coroutines of one process that ask for the same name queue in FIFO order in memory, and only
    /// the first one talks to Redis. The last attempt starts before the wait ends, so the
@@ -182,6 +191,13 @@ public:
    /// @li error::not_owner: the key had expired and someone else holds the lock now.
    /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`.
    ///
+   /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:
+   /// for a while, perhaps from well before the call, another holder may have held the name while
+   /// you believed you did. Your critical section may have overlapped with someone else's; only a
+   /// fencing token checked by the resource can have stopped that (docs/guarantees.md).
+   /// Never error::not_enough_replicas: a release does not wait for replicas (a release that a
+   /// failover forgets leaves a key that expires by its TTL).
+   ///
    /// The lease is not held any more once this is called, whatever the outcome.
    /// Cancellation: terminal, partial and total are accepted and do the same: the operation
    /// completes at once with operation_aborted, and the release, already sent, goes on, owned by
@@ -211,7 +227,9 @@ public:
    ///
    /// Signature: `void(error_code)`. Errors as `async_unlock`, plus error::invalid_argument for a
    /// TTL out of range; error::lease_expired also when the quorum answered after the old
-   /// validity had ended.
+   /// validity had ended; error::not_enough_replicas when config::wait_replicas is set and the
+   /// extension reached too few replicas on enough nodes to sink the quorum. After a failed
+   /// extension `valid_until()` is not moved.
    /// Cancellation: terminal, partial and total are accepted and do the same: the operation
    /// completes at once with operation_aborted. The extension, if already sent, may still take
    /// effect in Redis (the key then lives longer than `valid_until()` says, which errs on the

@@ -55,6 +55,14 @@ struct config {
    /// is refused. Such a lock is as safe as the failover: a key that had not reached the
    /// promoted replica is gone, and a lease on it is reported lost at its next renewal.
    /// `wait_replicas` narrows that window.
+   ///
+   /// A node may also be a whole Redis Cluster (7.0 or later), named by one or more of its nodes
+   /// as seeds: `redis+cluster://[user:password@]host[:port][,host[:port]]...` (port 6379 by
+   /// default, no database). The client loads the slot map (CLUSTER SLOTS), keeps a connection
+   /// pair per master, sends each lock to the master of its slot, and follows MOVED, ASK and
+   /// TRYAGAIN within the node timeout; release messages use sharded pub/sub. The cluster counts
+   /// as one node of the quorum, as safe as the slot's master and its failover (as above).
+   /// `rediss+cluster://` is refused: masters are named by address, with no host name to verify.
    std::vector<std::string> nodes = {"redis://127.0.0.1:6379"};
 
    /// Prefix of every key and channel. The lock named K lives at `prefix{K}`. Must not contain

@@ -8,6 +8,7 @@
 
 namespace locksmith {
 
+/// The error type of every operation: boost::system::error_code (see @ref locksmith::error).
 using error_code = boost::system::error_code;
 
 /// Outcomes of locksmith operations, in the category named "locksmith".
@@ -83,7 +84,10 @@ inline error_code make_error_code(error e) noexcept
 
 }  // namespace locksmith
 
+/// @cond
+// Lets an error convert to an error_code (Boost.System's customisation point, not our API).
 template <>
 struct boost::system::is_error_code_enum<locksmith::error> : std::true_type {};
+/// @endcond
 
 #endif

@@ -26,7 +26,10 @@ struct lease_state;
 
 /// A held lock: the proof that this process owns the name until `valid_until()`.
 ///
-/// Move-only. Obtained from `client::async_lock` or `client::async_try_lock`, and given back with
+/// Move-only. Obtained from `client::async_lock` or `client::async_try_lock` (a lock or a fair
+/// lock), `async_acquire_permit` (a semaphore's permit), `async_read_lock` and
+/// `async_write_lock` (a read-write lock's sides), `async_lock_reentrant` (one hold of a
+/// reentrant lock), or lent to the body of `async_with_lock`; given back with
 /// `client::async_unlock`. Unless `lock_options::renew` is false, a watchdog renews it in the
 /// background, and declares it lost (`lost()`, `async_wait_lost`) before its validity runs out
 /// when renewal fails. The destructor does no I/O: it stops renewal, and a lease dropped without
@@ -34,12 +37,16 @@ struct lease_state;
 /// of this process may take it over at once.
 class lease {
 public:
+   /// The clock of `valid_until()`: this process's monotonic clock, never the wall clock.
    using clock = std::chrono::steady_clock;
+   /// The client's executor type.
    using executor_type = boost::asio::any_io_executor;
 
    /// An empty lease, which holds nothing.
    lease() noexcept;
+   /// Takes the other's lock; the other is left empty.
    lease(lease&&) noexcept;
+   /// Drops this lease (as the destructor does), then takes the other's lock.
    lease& operator=(lease&&) noexcept;
    ~lease();
 

@@ -27,6 +27,7 @@ struct spin {
 /// Sleep until the holder's release is published on the lock's channel (or, should that message be
 /// lost, until the lock's TTL runs out). Costs no Redis command while waiting.
 struct subscribe_t {
+   /// All subscribe strategies are alike (the variant compares them).
    friend bool operator==(subscribe_t, subscribe_t) = default;
 };
 
@@ -45,7 +46,7 @@ using wait_strategy_type = std::variant<wait_strategy::subscribe_t, wait_strateg
 /// @endcode
 struct lock_options {
    /// Time to live of the key in Redis: how long the lock outlives a crashed holder.
-   /// From 1 ms to @ref max_ttl. Default 30 s, as Redisson's lock watchdog.
+   /// From 1 ms to @ref locksmith::max_ttl. Default 30 s, as Redisson's lock watchdog.
    std::chrono::milliseconds ttl = std::chrono::seconds{30};
 
    /// How long `async_lock` may wait for a holder to let go. Zero makes one attempt, like

@@ -16,4 +16,11 @@
 #include <locksmith/semaphore.hpp>
 #include <locksmith/with_lock.hpp>
 
+/// @namespace locksmith
+/// Distributed locks for Boost.Asio programs, on Redis. Start with @ref locksmith::client (its
+/// `async_lock`, `async_try_lock`, `async_unlock`, `async_extend`), @ref locksmith::lease and
+/// @ref locksmith::lock_options; the other primitives are free functions over a client
+/// (async_acquire_permit, async_read_lock, async_write_lock, async_lock_reentrant), and
+/// async_with_lock holds a lock around a body. docs/guarantees.md says what a lease guarantees.
+
 #endif

@@ -34,16 +34,18 @@ struct histogram {
 
 /// How often lock operations ended with one error.
 struct error_count {
-   error_code ec;
-   std::string name;  ///< its label: the enumerator (`wait_timeout`), `operation_aborted`...
-   std::uint64_t count = 0;
+   error_code ec;            ///< the error, in its own category
+   std::string name;         ///< its label: the enumerator (`wait_timeout`), `operation_aborted`...
+   std::uint64_t count = 0;  ///< how many operations ended with it
 };
 
 /// How one node voted in the acquire attempts (see node_vote): `none` counts the attempts that
 /// were decided before it answered.
 struct node_votes {
    std::string node;  ///< the node's URL, without its password
-   std::uint64_t yes = 0, no = 0, failed = 0, none = 0;
+   /// @{
+   std::uint64_t yes = 0, no = 0, failed = 0, none = 0;  ///< attempts in which it voted so
+   /// @}
 };
 
 /// What ended a waiter's sleep between two acquire attempts.

@@ -21,8 +21,8 @@ enum class node_vote {
 
 /// One node's part in the last attempt of an operation.
 struct node_report {
-   std::string node;  ///< the node's URL, without its password
-   node_vote vote = node_vote::none;
+   std::string node;                     ///< the node's URL, without its password
+   node_vote vote = node_vote::none;     ///< how it voted
    std::chrono::microseconds latency{};  ///< time to its answer, when it answered
    error_code ec;                        ///< transport error or timeout, when it failed
    std::string message;  ///< the server's error text, or the last connection problem

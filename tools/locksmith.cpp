@@ -34,8 +34,10 @@
 //                        leaves no room to renew
 //   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out),
 //                        or the TLS handshake failed; the node and the reason are printed
-//   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
-//                        the server's message is printed
+//   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type,
+//                        or an ACL denied a command inside a lock script ("ERR The user
+//                        executing the script can't run this command"); the server's message
+//                        is printed
 //   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it (no
 //                        permit free; a writer, or readers, held it)
 //   76                   the lease was lost while CMD ran, and CMD was stopped

@@ -28,9 +28,9 @@ constexpr char const* exit_codes_help = R"(Exit status:
        --wait-replicas; the node and the reason are printed
   70   Redis sent an unexpected reply (e.g. the lock key holds another type: K is
        used as a lock, a semaphore or a read-write lock elsewhere), or an ACL denied
-       a command inside a lock script (Redis answers "ERR The user executing the
-       script can't run this command", not NOPERM: give the user the commands the
-       script runs); the server's message is printed
+       a command inside a lock script (Redis 7.0 answers "ERR The user executing
+       the script can't run this command", not NOPERM: give the user the commands
+       the script runs); the server's message is printed
   75   the lock was not taken within --wait (another owner held it; with --permits,
        every permit was held; with --shared, a writer held K or waited for it;
        otherwise, a holder or readers held K)

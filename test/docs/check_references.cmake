@@ -2,12 +2,12 @@
 #   cmake -DROOT=<source dir> -P check_references.cmake
 # (CTest's `docs_references`, label unit; CMake alone, so it runs on a fresh machine). Fails, naming
 # the file and the reference, when
-# - a relative Markdown link of README.md, CONTRIBUTING.md, CHANGELOG.md or docs/*.md names a file
-#   or directory that does not exist, or an #anchor that no heading of its target makes;
+# - a relative Markdown link of README.md, benchmarks/README.md, CONTRIBUTING.md, CHANGELOG.md or
+#   docs/*.md names a file or directory that does not exist, or an #anchor that no heading of its
+#   target makes;
 # - a path into the tree that they mention (`src/...`, test/..., examples/..., in backticks or
 #   not) does not exist (paths under build/ are outputs, and are not checked);
-# - a test that docs/*.md cite as `suite/case` is not a Boost.Test case of test/ (the case, and
-#   the suite, must be declared there);
+# - a test that docs/*.md cite as `suite/case` is not a Boost.Test case of that suite in test/;
 # - an enumerator of locksmith::error (include/locksmith/error.hpp) is named nowhere in README.md
 #   or docs/*.md, where a caller learns what it means.
 cmake_minimum_required(VERSION 3.25)
@@ -35,21 +35,25 @@ function(anchors_of file out)
 endfunction()
 
 file(GLOB docs_md RELATIVE "${ROOT}" "${ROOT}/docs/*.md")
-set(documents README.md ${docs_md})
+set(documents README.md benchmarks/README.md ${docs_md})
 foreach(f CONTRIBUTING.md CHANGELOG.md)
   if(EXISTS "${ROOT}/${f}")
     list(APPEND documents ${f})
   endif()
 endforeach()
 
-# The test cases that exist, as "suite/case" pairs' two halves.
-file(GLOB_RECURSE test_sources "${ROOT}/test/*.cpp" "${ROOT}/test/*.hpp")
+# The test cases that exist, as "suite/case": a case belongs to the suite declared last above it
+# in its file (the test files declare their suites one after the other, never nested).
+file(GLOB_RECURSE test_sources "${ROOT}/test/*.cpp")
 set(declared "")
 foreach(src IN LISTS test_sources)
   file(STRINGS "${src}" lines REGEX "BOOST_[A-Z_]*TEST_(CASE|SUITE)\\(")
+  set(suite "")
   foreach(l IN LISTS lines)
-    if(l MATCHES "TEST_(CASE|SUITE)\\(([A-Za-z0-9_]+)")
-      list(APPEND declared "${CMAKE_MATCH_1}:${CMAKE_MATCH_2}")
+    if(l MATCHES "TEST_SUITE\\(([A-Za-z0-9_]+)")
+      set(suite "${CMAKE_MATCH_1}")
+    elseif(l MATCHES "TEST_CASE\\(([A-Za-z0-9_]+)")
+      list(APPEND declared "${suite}/${CMAKE_MATCH_1}")
     endif()
   endforeach()
 endforeach()
@@ -107,11 +111,9 @@ foreach(doc IN LISTS documents)
   if(doc MATCHES "^docs/")
     string(REGEX MATCHALL "`[a-z0-9_]+/[a-z0-9_]+`" cited "${text}")
     foreach(c IN LISTS cited)
-      string(REGEX REPLACE "^`([a-z0-9_]+)/([a-z0-9_]+)`$" "\\1;\\2" c "${c}")
-      list(GET c 0 suite)
-      list(GET c 1 case)
-      if(NOT "SUITE:${suite}" IN_LIST declared OR NOT "CASE:${case}" IN_LIST declared)
-        problem("${doc}: cites the test ${suite}/${case}, which test/ does not declare")
+      string(REGEX REPLACE "^`(.*)`$" "\\1" c "${c}")
+      if(NOT c IN_LIST declared)
+        problem("${doc}: cites the test ${c}, which test/ does not declare")
       endif()
     endforeach()
   endif()

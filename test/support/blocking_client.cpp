@@ -76,6 +76,12 @@ reply blocking_client::command(std::span<std::string_view const> args)
    return read_reply();
 }
 
+reply blocking_client::receive()
+{
+   what_ = "receive on " + endpoint_;
+   return read_reply();
+}
+
 reply blocking_client::command(std::vector<std::string> const& args)
 {
    std::vector<std::string_view> const views(args.begin(), args.end());

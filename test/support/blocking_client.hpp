@@ -52,6 +52,9 @@ public:
    }
    reply command(std::vector<std::string> const& args);
 
+   // Reads one more reply without sending anything: a message pushed to a subscriber.
+   reply receive();
+
 private:
    void connect(std::string const& host, std::string const& port);
    void write_all(std::string_view data);

@@ -4,7 +4,7 @@
 // connection behaves, as far as the engine can tell:
 //  - commands run one at a time, in the order they were sent (a FIFO per node), and each reply
 //    is delivered through the executor, never inline;
-//  - the three scripts are evaluated on its keyspace (fake_store.hpp), with the arguments parsed
+//  - the lock's scripts are evaluated on its keyspace (fake_store.hpp), with the arguments parsed
 //    back from the call's `EVAL` request (the RESP text that would go on the wire);
 //  - each call has its own timeout, after which it completes with asio::error::timed_out;
 //  - the script cache is modelled, with the NOSCRIPT fallback as node.hpp specifies it: EVALSHA

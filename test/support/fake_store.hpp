@@ -1,6 +1,8 @@
-// The keyspace of an in-memory Redis node (fake_node.hpp): keys with expiries, and the three
-// scripts evaluated on them as Redis would, with the replies as Boost.Redis would hand them over.
-// No I/O and no executor: what a test looks at, and what the node runs.
+// The keyspace of an in-memory Redis node (fake_node.hpp): string keys with expiries, and the
+// lock's four scripts (acquire, quorum acquire, release, extend) evaluated on them as Redis would,
+// with the replies as Boost.Redis would hand them over. No I/O and no executor: what a test looks
+// at, and what the node runs. The script table (script_table.hpp) runs the same rows here and on
+// a real redis-server, so that this C++ cannot drift from the Lua it stands for.
 #pragma once
 
 #include <locksmith/detail/scripts.hpp>
@@ -68,10 +70,36 @@ public:
       return *it->second.expires - clock::now();
    }
 
+   /// Every live key, in order.
+   std::vector<std::string> keys() const
+   {
+      std::vector<std::string> out;
+      for (auto const& [k, e] : store_)
+         if (!expired(e))
+            out.push_back(k);
+      return out;
+   }
+
    /// Sets a key, as another owner would have.
    void set(std::string const& key, std::string value, std::chrono::milliseconds ttl)
    {
       store_[key] = entry{std::move(value), clock::now() + ttl};
+   }
+
+   /// Sets a key that never expires.
+   void set(std::string const& key, std::string value)
+   {
+      store_[key] = entry{std::move(value), std::nullopt};
+   }
+
+   /// The server's time in µs, as the scripts read it (each acquisition moves it on by one).
+   std::uint64_t server_time() const { return clock_base_ + ticks_; }
+
+   /// True for the scripts that evaluate() runs; the other lease kinds' are not modelled.
+   static bool models(detail::script const& code)
+   {
+      return &code == &detail::acquire_script() || &code == &detail::quorum_acquire_script() ||
+             &code == &detail::release_script() || &code == &detail::extend_script();
    }
 
    /// Deletes a key, as a restart that comes back empty does.
@@ -87,7 +115,7 @@ protected:
             std::vector<std::string> const& args,
             std::function<void(std::string const&, std::string const&)> const& publish)
    {
-      if (code.role == detail::script_role::acquire)
+      if (&code == &detail::acquire_script() || &code == &detail::quorum_acquire_script())
          return acquire(keys, args, &code == &detail::quorum_acquire_script());
       if (&code == &detail::release_script())
          return release(keys, args, publish);

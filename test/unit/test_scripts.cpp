@@ -1,5 +1,6 @@
-// Unit tests of the Lua scripts' SHAs and of the parsers of their replies
-// (include/locksmith/detail/scripts.hpp), over hand-built RESP3 replies.
+// Unit tests of the Lua scripts' SHAs and twins, and of the parsers of their replies
+// (include/locksmith/detail/scripts.hpp), over hand-built RESP3 replies. What the scripts do is
+// the script table's (test_script_table.cpp).
 #include <locksmith/detail/scripts.hpp>
 #include <locksmith/detail/set_scripts.hpp>
 
@@ -9,6 +10,7 @@
 #include <boost/redis/resp3/type.hpp>
 
 #include <source_location>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -96,10 +98,14 @@ BOOST_AUTO_TEST_CASE(sha1_known_vectors)
               "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
 }
 
+// The SHA-1s that the build computed (cmake/embed_scripts.cmake) are those of the texts.
 BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
 {
    using namespace locksmith::detail;
-   auto const all = all_scripts();
+   auto all = every_script();
+   for (auto const* s : every_sharded_script())
+      all.push_back(s);
+   BOOST_TEST(all.size() == 18u);
    for (auto const* s : all) {
       BOOST_TEST_CONTEXT("script " << s->name)
       {
@@ -111,6 +117,9 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
             BOOST_TEST((other == s || other->sha1 != s->sha1), "same SHA as " << other->name);
       }
    }
+   auto const lock = all_scripts();
+   BOOST_TEST((std::vector<script const*>{lock.begin(), lock.end()} ==
+               std::vector<script const*>{all.begin(), all.begin() + 4}));
    BOOST_TEST(acquire_script().name == "acquire");
    BOOST_TEST(quorum_acquire_script().name == "quorum acquire");
    BOOST_TEST(release_script().name == "release");
@@ -118,19 +127,24 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
    BOOST_TEST((acquire_script().role == script_role::acquire &&
                quorum_acquire_script().role == script_role::acquire &&
                release_script().role == script_role::release &&
-               extend_script().role == script_role::extend));
-   // The same object every time: the SHA is computed once.
+               extend_script().role == script_role::extend && extend_script().batched));
+   // The same object every time.
    BOOST_TEST(&acquire_script() == &acquire_script());
 }
 
 // A Redis Cluster's twins say SPUBLISH where their script says PUBLISH, and nothing else differs:
-// the same source text, no second copy of the Lua to drift.
+// the build makes them from the same file, no second copy of the Lua to drift. (What they do is
+// checked against a real server by the script table, test/integration/test_script_table.cpp.)
 BOOST_AUTO_TEST_CASE(sharded_twins_publish_with_spublish)
 {
    using namespace locksmith::detail;
-   BOOST_TEST(sharded_text("a\nredis.call('PUBLISH', ARGV[2], x)\nredis.call('PUBLISH', c, y)") ==
-              "a\nredis.call('SPUBLISH', ARGV[2], x)\nredis.call('SPUBLISH', c, y)");
-   BOOST_TEST(sharded_text("redis.call('GET', KEYS[1])") == "redis.call('GET', KEYS[1])");
+   auto sharded = [](std::string_view text) {
+      constexpr std::string_view plain = "redis.call('PUBLISH', ";
+      std::string out{text};
+      for (auto at = out.find(plain); at != std::string::npos; at = out.find(plain, at))
+         out.replace(at, plain.size(), "redis.call('SPUBLISH', ");
+      return out;
+   };
    std::size_t publishing = 0;
    for (auto const* s : every_script()) {
       BOOST_TEST_CONTEXT("script " << s->name)
@@ -140,7 +154,7 @@ BOOST_AUTO_TEST_CASE(sharded_twins_publish_with_spublish)
          publishing += publishes ? 1 : 0;
          BOOST_TEST((&twin == s) == !publishes);
          BOOST_TEST(twin.text.find("'PUBLISH'") == std::string_view::npos);
-         BOOST_TEST(twin.text == sharded_text(s->text));
+         BOOST_TEST(twin.text == sharded(s->text));
          BOOST_TEST(twin.sha1 == sha1_hex(twin.text));
          BOOST_TEST((twin.role == s->role && twin.batched == s->batched && twin.name == s->name));
          BOOST_TEST(&sharded_twin(*s) == &twin);  // built once
@@ -150,29 +164,6 @@ BOOST_AUTO_TEST_CASE(sharded_twins_publish_with_spublish)
    BOOST_TEST(publishing == 4u);
    BOOST_TEST(every_sharded_script().size() == publishing);
    BOOST_TEST(sharded_twin(release_script()).text.find("'SPUBLISH'") != std::string_view::npos);
-}
-
-// Extend keeps the fence key alive with the lock: KEYS[2i] gets ARGV[3i] ms, as acquire sets it,
-// and only once the token has been found in the lock key. (What Redis makes of it is tested
-// against a real server in test/integration/test_fence.cpp.)
-BOOST_AUTO_TEST_CASE(extend_refreshes_the_fence_key_as_acquire_sets_it)
-{
-   using locksmith::detail::acquire_script;
-   using locksmith::detail::extend_script;
-   using locksmith::detail::quorum_acquire_script;
-   std::string const extend{extend_script().text};
-   auto const owner = extend.find("if v == ARGV[a] then");
-   auto const refresh = extend.find("redis.call('PEXPIRE', KEYS[2 * i], ARGV[a + 2])");
-   BOOST_TEST_REQUIRE(owner != std::string::npos);
-   BOOST_TEST_REQUIRE(refresh != std::string::npos);
-   BOOST_TEST(owner < refresh);
-   BOOST_TEST(refresh < extend.find("out[i] = 1"));
-   std::string const acquire{acquire_script().text};
-   BOOST_TEST(acquire.find("redis.call('PEXPIRE', KEYS[2], ARGV[3])") != std::string::npos);
-   std::string const quorum{quorum_acquire_script().text};
-   BOOST_TEST(
-      quorum.find("redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])") !=
-      std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(acquired)

@@ -20,9 +20,11 @@ namespace locksmith::detail {
 /// an acquire `{1, fence}` or `{0, PTTL}`, a release 1, 0 or -1.
 enum class script_role { acquire, release, extend };
 
-/// A Lua script and its SHA-1, for EVALSHA.
+/// A Lua script and its SHA-1, for EVALSHA. Each script is a whole file of src/scripts/, whose
+/// header gives its KEYS, ARGV and replies; the build embeds it (cmake/embed_scripts.cmake) and
+/// computes its SHA-1 there.
 struct script {
-   std::string_view name;  // for messages
+   std::string_view name;  // for messages; the file is src/scripts/<name, with _ for spaces>.lua
    std::string_view text;
    std::string sha1;  // lower-case hex
    script_role role;
@@ -32,40 +34,25 @@ struct script {
    bool batched = false;
 };
 
-/// KEYS: lock key, fence key. ARGV: token, ttl ms, fence key ttl ms, and optionally the token of
-/// a lease handed over in this process (local_queue::pass), whose key counts as free.
-/// Sets the lock key to the token if it is free and mints a fencing token:
-/// `{1, fence}`, or `{0, PTTL}` when another owner holds it (PTTL -1: the key has no TTL).
-/// Fails with WRONGTYPE when the lock key holds something other than a string.
-/// The fence is the fence key's counter, started from the server's clock in µs when the key is
-/// new: strictly increasing per name on one server. For a client of one node.
+/// acquire.lua: SET NX PX of the lock key and a fencing token, `{1, fence}`, or `{0, PTTL}`. The
+/// fence is the fence key's counter, started from the server's clock in µs when the key is new:
+/// strictly increasing per name on one server. For a client of one node.
 script const& acquire_script();
 
-/// The same for RedLock: the fence is max(last + 1, server time in µs) on each node, so that the
-/// highest fence of any quorum rises with the servers' clocks.
+/// quorum_acquire.lua: the same for RedLock, with the fence max(last + 1, server time in µs) on
+/// each node, so that the highest fence of any quorum rises with the servers' clocks.
 script const& quorum_acquire_script();
 
-/// KEYS: lock key. ARGV: token, release channel.
-/// Deletes the key and publishes the release (the message is the token, the same on every node,
-/// so that a waiter counts one release once) if it holds the token: 1; 0 when another token
-/// holds it; -1 when there is no key (it expired).
+/// release.lua: deletes the key and publishes the release if it holds the token: 1; 0 when
+/// another token holds it; -1 when there is no key (it expired).
 script const& release_script();
 
-/// KEYS: lock key, fence key, for each lease. ARGV: token, ttl ms, fence key ttl ms, for each
-/// lease, in the same order. For each lease: sets the lock key's TTL back to ttl, and the fence
-/// key's (if it exists) to the fence key ttl, if the lock key holds the token. Answers an array
-/// with one entry per lease: 1; 0 when another token (or a value of another type) holds the key;
-/// -1 when there is no key. The watchdog renews the leases that fall due together in one call.
+/// extend.lua: renews any number of leases in one call (the watchdog renews the leases that fall
+/// due together with one request per node), answering 1, 0 or -1 for each.
 script const& extend_script();
 
 /// Every script, as a node loads them.
 std::array<script const*, 4> all_scripts();
-
-/// A script's text for a Redis Cluster: every `redis.call('PUBLISH', ` made
-/// `redis.call('SPUBLISH', `, so that a release reaches the subscribers at the master of its
-/// channel's slot only (sharded pub/sub, Redis 7), where PUBLISH would cross the cluster bus to
-/// every node. The same text when it publishes nothing.
-std::string sharded_text(std::string_view text);
 
 /// The SHA-1 of a text, as lower-case hex (what Redis names a script by).
 std::string sha1_hex(std::string_view text);

@@ -28,11 +28,8 @@ declare -A sources=(
   [script_replies]="fuzz/fuzz_script_replies.cpp src/scripts.cpp src/error.cpp"
   [pushes]="fuzz/fuzz_pushes.cpp src/pushes.cpp"
 )
-status=0
-for t in "${targets[@]}"; do
-  [ -n "${sources[$t]:-}" ] || { echo "fuzz: no target $t" >&2; exit 64; }
-  bin=$out/fuzz_$t
-  srcs=()
+fuzz_one() { # builds (if needed) and runs one target; prints its line; fails on a finding
+  local t=$1 bin=$out/fuzz_$1 log=$out/fuzz_$1.log srcs=() s result execs
   for s in ${sources[$t]}; do srcs+=("$root/$s"); done
   # Rebuilt only when a source is newer than the binary.
   if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "$root/include" "$root/fuzz" -newer "$bin" -print -quit)" ]; then
@@ -40,15 +37,29 @@ for t in "${targets[@]}"; do
     "${cxx[@]}" "${srcs[@]}" -o "$bin" -lssl -lcrypto
   fi
   mkdir -p "$out/corpus/$t"
-  log=$out/fuzz_$t.log
   if "$bin" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$out/artifacts/${t}-" \
        "$out/corpus/$t" "$root/fuzz/corpus/$t" >"$log" 2>&1; then
     result=ok
   else
     result="FAILED (see $log and $out/artifacts)"
-    status=1
   fi
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
   echo "fuzz $t: ${execs:-?} executions in ${seconds}s: $result"
+  [ "$result" = ok ]
+}
+
+for t in "${targets[@]}"; do
+  [ -n "${sources[$t]:-}" ] || { echo "fuzz: no target $t" >&2; exit 64; }
 done
+# As many targets at once as there are cores: a libFuzzer run takes one core for its SECONDS.
+status=0 running=0
+for t in "${targets[@]}"; do
+  if [ $running -ge "$(nproc)" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+for _ in $(seq $running); do wait -n || status=1; done
 exit $status

@@ -43,6 +43,6 @@ else
   export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 fi
 # Tests run side by side, as many at once as there are cores: the integration tests are one CTest
-# test per suite, and a suite spends most of its time waiting on its own redis-servers and timers.
-# A -j among the ctest options wins.
+# test per suite, and much of a suite's time is spent waiting (TTLs, node timeouts and pauses of
+# seconds). A -j among the ctest options wins.
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j"$(nproc)" "$@"

@@ -21,11 +21,5 @@ foreach(suite ${suites})
                      "\"--log_level=test_suite\" \"--report_level=short\")\n"
                      "set_tests_properties(integration.${suite} PROPERTIES LABELS integration)\n")
 endforeach()
-# Written only when it changed, so that an unchanged build leaves CTest's file alone.
-set(old "")
-if(EXISTS ${output})
-  file(READ ${output} old)
-endif()
-if(NOT old STREQUAL text)
-  file(WRITE ${output} "${text}")
-endif()
+# Written only when it changed (file(CONFIGURE) leaves an unchanged file alone).
+file(CONFIGURE OUTPUT ${output} CONTENT "${text}" @ONLY)

@@ -54,7 +54,22 @@ std::optional<endpoint> parse_address(std::string_view a)
    return endpoint{std::string{host}, std::string{a.substr(colon + 1)}};
 }
 
+// MOVED and ASK in a row that are followed at once; the pause after TRYAGAIN, and after more
+// of them than that.
+constexpr unsigned quick_redirections = 5;
+constexpr std::chrono::milliseconds redirect_pause{10};
+
 }  // namespace
+
+redirect_plan plan_redirect(bool try_again, unsigned redirections,
+                            std::chrono::steady_clock::duration left) noexcept
+{
+   redirect_plan p;
+   if (try_again || redirections >= quick_redirections)
+      p.pause = redirect_pause;
+   p.give_up = left <= p.pause;
+   return p;
+}
 
 std::string_view hash_tag(std::string_view key) noexcept
 {

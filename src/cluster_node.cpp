@@ -17,14 +17,8 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-// A call that is redirected more often than this (a slot map in flux) answers with the last
-// redirection, which fails the call.
-constexpr unsigned max_redirections = 5;
 // How long a seed may take to answer CLUSTER SLOTS before the next one is asked.
 constexpr std::chrono::milliseconds slots_timeout{2000};
-// The pause before a call that met TRYAGAIN (its keys split by a migration under way) is sent
-// again.
-constexpr std::chrono::milliseconds try_again_pause{10};
 // The shortest time between two reloads of the slot map that failed calls ask for: every call
 // to a dead master fails, and a reload asks the cluster once for all of them.
 constexpr std::chrono::milliseconds refresh_spacing{200};
@@ -262,8 +256,7 @@ void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redi
    auto const redir = r.ec || stopped_ ? std::nullopt : parse_redirect(r.server_message);
    // A multi-key call whose keys a migration under way has split between two nodes.
    bool const again = !r.ec && !stopped_ && r.server_message.starts_with("TRYAGAIN");
-   if (!(redir || again) || c->redirections >= max_redirections || clock::now() >= c->deadline ||
-       !c->still_wanted()) {
+   if (!(redir || again)) {
       if (!stopped_ && master_may_be_gone(r))
          refresh_soon();
       // A cluster that lost a master and has not promoted its replica yet: passing, as a timeout
@@ -271,32 +264,57 @@ void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redi
       // error. The message stays, for the report.
       if (!r.ec && r.server_message.starts_with("CLUSTERDOWN"))
          r.ec = asio::error::try_again;
-      r.latency = clock::now() - c->start;
-      return c->done(std::move(r));
+      return finish(std::move(c), std::move(r));
    }
+   auto const plan = plan_redirect(again, c->redirections, c->deadline - clock::now());
+   if (plan.give_up || !c->still_wanted())
+      return slot_in_motion(std::move(c), std::move(r));
    ++c->redirections;
-   if (again)
-      return try_again_later(std::move(c));
-   auto to = redir->to;
-   if (to.host.empty())  // a node that does not know its own address: reached as the seeds are
-      to.host = url_.seeds.front().host;
-   log_(log_level::debug, [&] { return from->name() + ": " + r.server_message; });
-   auto target = master_for(to);
-   if (!redir->ask) {
-      // The slot has a new master for good: the map is stale, and more slots may have moved.
-      owner_[redir->slot] = target;
-      refresh();
-   }
-   route(std::move(c), std::move(target), redir->ask);
+   if (!again)
+      log_(log_level::debug, [&] { return from->name() + ": " + r.server_message; });
+   auto to = again ? owner_of(c->slot) : follow(*redir);
+   bool const asking = redir && redir->ask;
+   if (plan.pause.count() == 0)
+      return route(std::move(c), std::move(to), asking);
+   auto t = std::make_shared<asio::steady_timer>(ex_, plan.pause);
+   t->async_wait([self = shared_from_this(), c = std::move(c), to = std::move(to), asking,
+                  t](error_code) mutable {
+      // After TRYAGAIN, to the slot's owner as the map says then.
+      auto const& next = asking ? to : self->owner_of(c->slot);
+      self->route(std::move(c), next, asking);
+   });
 }
 
-void cluster_node::try_again_later(std::shared_ptr<routed_call> c)
+std::shared_ptr<redis_node> cluster_node::follow(redirect const& redir)
 {
-   auto t = std::make_shared<asio::steady_timer>(ex_, try_again_pause);
-   t->async_wait([self = shared_from_this(), c = std::move(c), t](error_code) mutable {
-      auto to = self->owner_of(c->slot);
-      self->route(std::move(c), std::move(to), false);
-   });
+   auto to = redir.to;
+   if (to.host.empty())  // a node that does not know its own address: reached as the seeds are
+      to.host = url_.seeds.front().host;
+   auto target = master_for(to);
+   if (!redir.ask) {
+      // The slot has a new master for good: the map is stale, and more slots may have moved.
+      owner_[redir.slot] = target;
+      refresh();
+   }
+   return target;
+}
+
+void cluster_node::slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r)
+{
+   // The call's time ran out while its slot was in motion. The script ran nowhere (a redirection
+   // or TRYAGAIN is all that each node answered), so the call fails as one that was never sent:
+   // a passing failure that the engine tries again within the caller's wait, a renewal within
+   // the lease's validity and a release until the key expires; and no release is owed for it.
+   r.ec = asio::error::try_again;
+   r.sent = false;
+   r.server_message = "slot " + std::to_string(c->slot) + " in motion: " + r.server_message;
+   finish(std::move(c), std::move(r));
+}
+
+void cluster_node::finish(std::shared_ptr<routed_call> c, node_reply&& r)
+{
+   r.latency = clock::now() - c->start;
+   c->done(std::move(r));
 }
 
 void cluster_node::refresh()

@@ -19,8 +19,13 @@ namespace locksmith::detail {
 /// channel of a lock carries its `{name}` hash tag, so each script call has one slot, and goes to
 /// the master that the slot map names for it (the first seed while the map is not known yet).
 /// A MOVED reply updates the slot, asks the cluster for its whole map again, and sends the call
-/// to the new master; an ASK reply sends it with ASKING to the node named, for that call only.
-/// A call follows at most a few redirections, all within its timeout.
+/// to the new master; an ASK reply sends it with ASKING to the node named, for that call only;
+/// TRYAGAIN (a migration has split the call's keys) sends it again after a pause. A call follows
+/// its slot for as long as its timeout lasts (plan_redirect). When that runs out while the slot
+/// is still in motion, the call fails as a passing failure (asio::error::try_again, marked not
+/// sent: the script ran nowhere), as a silent node's call does, never as a server error: a
+/// lock attempt waits the move out within its wait, a renewal within its validity, and a
+/// release is sent again until it lands or the key expires.
 ///
 /// A call that a master does not answer (a transport error, a timeout, a call refused while the
 /// master is silent) or that meets CLUSTERDOWN (which then reads as asio::error::try_again, a
@@ -78,7 +83,9 @@ private:
    std::vector<slots_source> slots_sources() const;
    void ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i);
    void apply(std::vector<slot_range> const& map, std::string const& asked_host);
-   void try_again_later(std::shared_ptr<routed_call> c);
+   std::shared_ptr<redis_node> follow(redirect const& redir);
+   void slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r);
+   void finish(std::shared_ptr<routed_call> c, node_reply&& r);
    void start_master(std::string const& addr, std::shared_ptr<redis_node> const& n);
    void on_master_push(std::string const& addr, push_event const& e);
    void on_refused(std::string const& addr, std::string const& error);

@@ -54,8 +54,9 @@ struct node_reply {
    std::string server_message;  // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
-   bool sent =
-      true;  // false: refused at once, never written (the node is silent, see silence_gate)
+   // false: the script ran nowhere, so the call left no key: refused at once, never written (the
+   // node is silent, see silence_gate), or a Redis Cluster slot in motion (cluster_node)
+   bool sent = true;
 };
 
 /// Called on the node's executor for each push of its subscriber connection, in order.
@@ -175,6 +176,7 @@ public:
 private:
    struct pending_eval;
    void exec_eval(std::shared_ptr<pending_eval> p, bool by_text);
+   void on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_code ec);
    void run_commands();
    void receive_loop();
    void dispatch_pushes();

@@ -154,4 +154,37 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_cluster_slots)
    BOOST_TEST(broken([](auto& r) { r[1].depth = 2; }));
 }
 
+// A call follows its slot until its deadline, not up to a count: TRYAGAIN after a pause, MOVED
+// and ASK at once until a few in a row, then after the pause too; it gives up only when no time
+// is left for another send after the pause.
+BOOST_AUTO_TEST_CASE(a_redirected_call_follows_its_slot_until_its_deadline)
+{
+   using namespace std::chrono_literals;
+   auto const plenty = std::chrono::steady_clock::duration{50ms};
+   auto const moved = plan_redirect(false, 0, plenty);
+   BOOST_TEST(!moved.give_up);
+   BOOST_TEST(moved.pause.count() == 0);
+   auto const again = plan_redirect(true, 0, plenty);
+   BOOST_TEST(!again.give_up);
+   BOOST_TEST(again.pause.count() > 0);
+   BOOST_TEST((again.pause < 50ms));
+   // Far past any fixed count, while time is left.
+   auto const many = plan_redirect(false, 1000, plenty);
+   BOOST_TEST(!many.give_up);
+   BOOST_TEST((many.pause == again.pause));
+   BOOST_TEST(!plan_redirect(true, 1000, plenty).give_up);
+   // A few redirections in a row go at once; past them, each waits.
+   unsigned quick = 0;
+   while (plan_redirect(false, quick, plenty).pause.count() == 0)
+      ++quick;
+   BOOST_TEST(quick >= 2u);
+   BOOST_TEST(quick <= 10u);
+   // Out of time: no pause fits, or no time at all.
+   BOOST_TEST(plan_redirect(true, 0, again.pause).give_up);
+   BOOST_TEST(!plan_redirect(true, 0, again.pause + 1ms).give_up);
+   BOOST_TEST(plan_redirect(false, 0, 0ms).give_up);
+   BOOST_TEST(plan_redirect(false, 0, -5ms).give_up);
+   BOOST_TEST(!plan_redirect(false, 0, 1ms).give_up);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

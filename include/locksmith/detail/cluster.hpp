@@ -6,6 +6,7 @@
 
 #include <boost/redis/resp3/node.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -39,6 +40,21 @@ struct redirect {
 
 /// Parses a server error text as a redirection; empty when it is another error, or malformed.
 std::optional<redirect> parse_redirect(std::string_view error);
+
+/// What a call does after a node answered it with MOVED, ASK or TRYAGAIN (which say that the
+/// script did not run): its slot is in motion, a migration under way or a map that changes.
+struct redirect_plan {
+   bool give_up = false;                // no time left: the call fails as a passing failure
+   std::chrono::milliseconds pause{0};  // before the call is sent again
+};
+
+/// The call follows the slot until its deadline (`left`: the time it has left), never up to a
+/// fixed count: a reshard keeps a slot in motion far longer than one call. TRYAGAIN (the call's
+/// keys split between two masters) is sent again after a pause; MOVED and ASK are followed at
+/// once, but past a few in a row (two nodes that disagree for a moment), after the same pause.
+/// It gives up when no time is left for another send after the pause.
+redirect_plan plan_redirect(bool try_again, unsigned redirections,
+                            std::chrono::steady_clock::duration left) noexcept;
 
 /// Slots `first`..`last` (inclusive) and their master.
 struct slot_range {

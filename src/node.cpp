@@ -326,6 +326,7 @@ struct redis_node::pending_eval {
    bool waits = false;                   // a WAIT follows the script
    bool asking = false;                  // an ASKING comes before it
    std::optional<redis::request> built;  // the script with them, when either does
+   redis::resp3::tree replies;           // the replies to `built`, every command's
    call_deadlines::entry timeout = {};   // cancels the call at `deadline`
 };
 
@@ -447,54 +448,61 @@ void redis_node::exec_eval(std::shared_ptr<pending_eval> p, bool by_text)
 {
    auto const& req = request_for(*p, by_text);
    p->reply.resp = {};
-   auto& resp = p->reply.resp;
+   p->replies.clear();
    deadlines_.watch(p->timeout, p->deadline);
-   exec_command(
-      cmd_, req, resp,
-      asio::bind_cancellation_slot(p->timeout.slot(), [self = shared_from_this(), p,
-                                                       by_text](error_code ec, std::size_t) {
-         self->deadlines_.forget(p->timeout);
-         auto& r = p->reply;
-         // ASKING's OK, ahead of the script's reply.
-         if (!ec && p->asking && !r.resp.has_error() && !r.resp.value().empty())
-            r.resp.value().erase(r.resp.value().begin());
-         // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text
-         // once.
-         if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted()) {
-            self->log_(log_level::info, [&] { return self->name_ + ": NOSCRIPT, sent by EVAL"; });
-            return self->exec_eval(std::move(p), true);
-         }
-         if (ec == asio::error::operation_aborted && !self->stopped_) {
-            ec = asio::error::timed_out;
-            if (self->gated_ && self->gate_.on_timeout()) {
-               self->log_(log_level::warning, [&] {
-                  return self->name_ + ": a call timed out; no more are sent until it answers";
-               });
-               self->probe();
-            }
-         } else if (!ec) {
-            self->gate_.on_answer();
-         }
-         auto const& health = *self->cmd_health_;
-         if (ec && health.lasting() && !self->stopped_) {
-            // Not a slow node: one that will not let us in until its setup or ours changes.
-            ec = health.lasting();
-            r.server_message = health.lasting_message();
-         } else if (ec) {
-            r.server_message = health.last_problem();
-         } else if (r.resp.has_error()) {
-            r.server_message = server_error(r.resp);
-            if (is_auth_error(r.server_message))
-               ec = error::auth_failed;
-            else if (self->sentinel_ && r.server_message.starts_with("READONLY"))
-               ec = self->demoted();
-         } else if (p->waits) {
-            ec = self->check_replicas(*p);
-         }
-         r.ec = ec;
-         r.latency = std::chrono::steady_clock::now() - p->start;
-         p->done(std::move(r));
-      }));
+   auto on_done = asio::bind_cancellation_slot(
+      p->timeout.slot(), [self = shared_from_this(), p, by_text](error_code ec, std::size_t) {
+         self->on_eval(std::move(p), by_text, ec);
+      });
+   // With ASKING or WAIT, each command's reply is kept (a tree keeps every node, errors
+   // included), so that the script's own error is not hidden by what follows it.
+   if (p->built)
+      exec_command(cmd_, req, p->replies, std::move(on_done));
+   else
+      exec_command(cmd_, req, p->reply.resp, std::move(on_done));
+}
+
+void redis_node::on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_code ec)
+{
+   deadlines_.forget(p->timeout);
+   auto& r = p->reply;
+   // Without ASKING's OK, ahead of the script's reply.
+   if (!ec && p->built)
+      r.resp = first_error_wins(p->replies, p->asking ? 1 : 0);
+   // The script cache is empty after a restart, a failover or SCRIPT FLUSH: send the text once.
+   if (!ec && !by_text && is_noscript(r.resp) && p->still_wanted()) {
+      log_(log_level::info, [&] { return name_ + ": NOSCRIPT, sent by EVAL"; });
+      return exec_eval(std::move(p), true);
+   }
+   if (ec == asio::error::operation_aborted && !stopped_) {
+      ec = asio::error::timed_out;
+      if (gated_ && gate_.on_timeout()) {
+         log_(log_level::warning,
+              [&] { return name_ + ": a call timed out; no more are sent until it answers"; });
+         probe();
+      }
+   } else if (!ec) {
+      gate_.on_answer();
+   }
+   auto const& health = *cmd_health_;
+   if (ec && health.lasting() && !stopped_) {
+      // Not a slow node: one that will not let us in until its setup or ours changes.
+      ec = health.lasting();
+      r.server_message = health.lasting_message();
+   } else if (ec) {
+      r.server_message = health.last_problem();
+   } else if (r.resp.has_error()) {
+      r.server_message = server_error(r.resp);
+      if (is_auth_error(r.server_message))
+         ec = error::auth_failed;
+      else if (sentinel_ && r.server_message.starts_with("READONLY"))
+         ec = demoted();
+   } else if (p->waits) {
+      ec = check_replicas(*p);
+   }
+   r.ec = ec;
+   r.latency = std::chrono::steady_clock::now() - p->start;
+   p->done(std::move(r));
 }
 
 void redis_node::command(std::shared_ptr<redis::request const> req,

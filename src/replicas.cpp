@@ -17,6 +17,25 @@ bool waits_for_replicas(script const& code) noexcept
    return code.role == script_role::acquire || code.role == script_role::extend;
 }
 
+boost::redis::generic_response first_error_wins(boost::redis::resp3::tree const& replies,
+                                                std::size_t skip)
+{
+   using boost::redis::resp3::type;
+   boost::redis::generic_response out;
+   std::size_t command = 0;  // the command whose reply the node is part of, from 1
+   for (auto const& n : replies) {
+      if (n.depth == 0)
+         ++command;
+      if (n.data_type == type::simple_error || n.data_type == type::blob_error) {
+         out = boost::redis::adapter::error{n.data_type, n.value};
+         return out;
+      }
+      if (command > skip)
+         out.value().push_back(n);
+   }
+   return out;
+}
+
 std::optional<std::int64_t> take_wait_reply(boost::redis::generic_response& r)
 {
    if (r.has_error() || r.value().size() < 2)

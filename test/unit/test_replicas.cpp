@@ -121,4 +121,46 @@ BOOST_AUTO_TEST_CASE(the_message_says_how_many_of_how_many)
    BOOST_TEST(replicas_message(0, 1, 25ms) == "WAIT: 0 of 1 replicas acknowledged within 25 ms");
 }
 
+// A request of several commands (ASKING, the script, WAIT), read into one tree: the first
+// command's error wins over those that follow it, and ASKING's OK is left out.
+BOOST_AUTO_TEST_CASE(the_first_error_of_a_pipelined_request_wins)
+{
+   auto const text = [](generic_response const& r) {
+      return r.has_error() ? r.error().diagnostic : std::string{};
+   };
+   node const ok{type::simple_string, 1, 0, "OK"};
+   node const moved{type::simple_error, 1, 0, "MOVED 4576 127.0.0.1:7001"};
+   node const refused{type::simple_error, 1, 0, "ERR WAIT cannot be used with replica instances"};
+   node const acked = number("1");
+   auto const script = acquire_then("1", "5", {}).value();
+
+   // A replica: the script's MOVED, then WAIT's own error. The MOVED is what the call follows.
+   BOOST_TEST(text(first_error_wins({moved, refused})) == moved.value);
+   BOOST_TEST(text(first_error_wins({ok, moved, refused}, 1)) == moved.value);
+   // ASKING refused (it is first) wins too.
+   BOOST_TEST(text(first_error_wins({refused, moved}, 1)) == refused.value);
+   // The script answered; WAIT's error is the request's.
+   auto answered = script;
+   answered.push_back(refused);
+   BOOST_TEST(text(first_error_wins(answered)) == refused.value);
+   // An error inside a command's reply counts as that command's.
+   node const nested{type::blob_error, 1, 1, "ERR inside"};
+   BOOST_TEST(text(first_error_wins({{type::array, 1, 0, ""}, nested, moved})) == "ERR inside");
+
+   // No error: every reply's nodes in order, but those of the commands skipped.
+   std::vector<node> all{ok};
+   all.insert(all.end(), script.begin(), script.end());
+   all.push_back(acked);
+   auto const r = first_error_wins(all, 1);
+   BOOST_TEST_REQUIRE(!r.has_error());
+   auto expected = script;
+   expected.push_back(acked);
+   BOOST_TEST((r.value() == expected));
+   BOOST_TEST(first_error_wins(all).value().size() == all.size());
+   BOOST_TEST(first_error_wins({}).value().empty());
+   // What the WAIT said comes off the end, as without ASKING.
+   auto with_wait = first_error_wins(all, 1);
+   BOOST_TEST(take_wait_reply(with_wait).value_or(-1) == 1);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,6 +5,7 @@
 #include <locksmith/config.hpp>
 #include <locksmith/detail/scripts.hpp>
 
+#include <boost/redis/resp3/tree.hpp>
 #include <boost/redis/response.hpp>
 
 #include <chrono>
@@ -21,6 +22,15 @@ std::chrono::milliseconds effective_replica_timeout(config const& cfg) noexcept;
 /// Whether a script's calls carry a WAIT when config::wait_replicas asks for one: the acquire
 /// and extend scripts, whose writes a lease relies on; never the release script.
 bool waits_for_replicas(script const& code) noexcept;
+
+/// The replies of a request of several commands (ASKING, a script, WAIT), read into a tree that
+/// keeps every node, errors included, as one response: the error of the first command whose
+/// reply holds one, else the nodes of every reply but those of the first `skip` commands.
+/// The first error wins because it comes from the command that decides: a replica answers a
+/// script with MOVED and the WAIT behind it with an error of its own, and only the MOVED says
+/// where to go (a generic_response would keep the last error only).
+boost::redis::generic_response first_error_wins(boost::redis::resp3::tree const& replies,
+                                                std::size_t skip = 0);
 
 /// Takes the reply of the WAIT sent behind a script off the end of `r`, which is left with the
 /// script's own reply, and returns the number of replicas WAIT reported. Empty, and `r` left as

@@ -139,19 +139,33 @@ std::string cluster_group::id(std::size_t i) const
 
 void cluster_group::start_migration(std::uint16_t slot, std::size_t from, std::size_t to)
 {
+   mark_migration(slot, from, to);
+   migrate_keys(slot, from, to);
+}
+
+void cluster_group::mark_migration(std::uint16_t slot, std::size_t from, std::size_t to)
+{
    auto const s = std::to_string(slot);
    expect_ok(*masters_.at(to), {"CLUSTER", "SETSLOT", s, "IMPORTING", id(from)});
    expect_ok(*masters_.at(from), {"CLUSTER", "SETSLOT", s, "MIGRATING", id(to)});
-   auto const keys = masters_[from]->command({"CLUSTER", "GETKEYSINSLOT", s, "1000"});
-   if (keys.type != reply::kind::array)
-      throw std::runtime_error("CLUSTER GETKEYSINSLOT failed: " + keys.str);
-   if (keys.elements.empty())
-      return;
+}
+
+void cluster_group::migrate_keys(std::uint16_t slot, std::size_t from, std::size_t to,
+                                 std::vector<std::string> const& keys)
+{
    std::vector<std::string> migrate{
-      "MIGRATE", "127.0.0.1", std::to_string(masters_[to]->port()), "", "0", "5000", "KEYS"};
-   for (auto const& k : keys.elements)
-      migrate.push_back(k.str);
-   expect_ok(*masters_[from], migrate);
+      "MIGRATE", "127.0.0.1", std::to_string(masters_.at(to)->port()), "", "0", "5000", "KEYS"};
+   migrate.insert(migrate.end(), keys.begin(), keys.end());
+   if (keys.empty()) {
+      auto const left =
+         masters_.at(from)->command({"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), "100000"});
+      if (left.type != reply::kind::array)
+         throw std::runtime_error("CLUSTER GETKEYSINSLOT failed: " + left.str);
+      for (auto const& k : left.elements)
+         migrate.push_back(k.str);
+   }
+   if (migrate.size() > 7)
+      expect_ok(*masters_[from], migrate);
 }
 
 void cluster_group::end_migration(std::uint16_t slot, std::size_t to)

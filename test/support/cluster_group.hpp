@@ -49,6 +49,11 @@ public:
    /// slot. The keys are then on `to` while `from` still owns the slot, and redirects requests
    /// for them there with ASK.
    void start_migration(std::uint16_t slot, std::size_t from, std::size_t to);
+   /// The first step of a move alone: IMPORTING on `to`, MIGRATING on `from`; the keys stay.
+   void mark_migration(std::uint16_t slot, std::size_t from, std::size_t to);
+   /// MIGRATE from `from` to `to` of the keys named, or of every key left in the slot.
+   void migrate_keys(std::uint16_t slot, std::size_t from, std::size_t to,
+                     std::vector<std::string> const& keys = {});
    /// The end: `to` owns the slot, and every master knows it (others redirect with MOVED).
    void end_migration(std::uint16_t slot, std::size_t to);
 

@@ -1,6 +1,7 @@
 // Unit tests of what a decided fan-out means (src/verdicts.hpp): pure functions of its result.
 #include "../../src/verdicts.hpp"
 
+#include <locksmith/detail/retry.hpp>
 #include <locksmith/error.hpp>
 
 #include <boost/asio/error.hpp>
@@ -170,6 +171,26 @@ BOOST_AUTO_TEST_CASE(a_key_may_be_wherever_the_attempt_was_sent_and_not_refused_
    auto const may = may_hold_key(r, 6);  // the sixth node had not been reached when it was decided
    BOOST_TEST(may == (std::vector<bool>{true, false, true, false, true, true}),
               boost::test_tools::per_element());
+}
+
+// A Redis Cluster node whose slot stayed in motion for the whole call (TRYAGAIN, ASK or MOVED to
+// the end, see cluster_node): a passing failure, never a server error, so a waiter tries again
+// and an unlock's release is sent again; and the script ran nowhere, so no key to release there.
+BOOST_AUTO_TEST_CASE(a_slot_in_motion_is_a_passing_failure_that_left_no_key)
+{
+   auto r = votes("f");
+   r.nodes[0].reply.ec = boost::asio::error::try_again;
+   r.nodes[0].reply.sent = false;
+   r.nodes[0].reply.server_message = "slot 4576 in motion: TRYAGAIN Multiple keys request";
+   BOOST_TEST(!r.server_error());
+   BOOST_TEST(lost_reason(r) == error_code{error::quorum_unreachable});
+   BOOST_TEST(ownership_result(r) == error_code{error::quorum_unreachable});
+   BOOST_TEST(may_hold_key(r, 1) == std::vector<bool>{false}, boost::test_tools::per_element());
+   BOOST_TEST((next_after({.lost = lost_reason(r)}) != next_step::give_up));
+   // A try (no wait) gives up, with the passing error.
+   attempt_facts const once{.lost = lost_reason(r), .no_wait = true};
+   BOOST_TEST((next_after(once) == next_step::give_up));
+   BOOST_TEST(final_error(once) == error_code{error::quorum_unreachable});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -110,7 +110,9 @@ public:
    /// @li error::wait_timeout: still held by another owner when the wait ran out.
    /// @li error::lock_taken: held by another owner, and `opts.wait` is zero.
    /// @li error::quorum_unreachable: too few nodes answered (down, hung, refused) until the wait
-   ///     ran out; a node that is down fails within the wait, it never hangs.
+   ///     ran out; a node that is down fails within the wait, it never hangs. A Redis Cluster
+   ///     whose slot for the name is in motion (a reshard under way: TRYAGAIN, ASK, MOVED that
+   ///     outlast a call) is waited out the same way, within the wait.
    /// @li error::unexpected_reply: a node answered with an error, such as WRONGTYPE when the key
    ///     holds another type.
    /// @li error::validity_expired: the quorum came too late to leave any validity.
@@ -154,7 +156,10 @@ public:
    ///
    /// Signature: `void(error_code, lease)`. Errors as `async_lock`, but error::lock_taken where
    /// it would wait. A name that this process already holds or waits for answers lock_taken
-   /// with no round trip. Cancellation: as `async_lock`.
+   /// with no round trip. It makes one attempt: when too few nodes answer within their node
+   /// timeout (a Redis Cluster whose slot for the name stays in motion that long counts as one
+   /// that did not answer), it fails with error::quorum_unreachable, which means "try again
+   /// later", never with unexpected_reply. Cancellation: as `async_lock`.
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
                 boost::asio::deferred_t>
    auto async_try_lock(std::string_view name, lock_options opts = {}, CompletionToken&& token = {})
@@ -189,7 +194,10 @@ public:
    ///     is released now.
    /// @li error::lease_expired: the key had expired (nobody held it).
    /// @li error::not_owner: the key had expired and someone else holds the lock now.
-   /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`.
+   /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`. After
+   ///     quorum_unreachable the release goes on, owned by the client: it is sent again to each
+   ///     node that did not answer (a silent node, a Redis Cluster slot in motion) until it lands
+   ///     or the key has expired (see async_close).
    ///
    /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:
    /// for a while, perhaps from well before the call, another holder may have held the name while

@@ -28,7 +28,9 @@ enum class error {
    wait_timeout,
 
    /// Too few nodes answered for a quorum (one node of one, for a single-node client): they were
-   /// down, hung past their timeout, or replied with an error. The report says which.
+   /// down, hung past their timeout, or replied with an error; or a Redis Cluster's slot was in
+   /// motion for the whole call (a reshard under way). Passing: a wait goes on trying. The
+   /// report says which.
    quorum_unreachable,
 
    /// The lease was lost: its validity ran out before renewal succeeded, or the key was taken or

@@ -3,7 +3,14 @@
 # that the tests start themselves on free loopback ports, then the package tests: a find_package and
 # a FetchContent consumer built outside this build, see test/package/).
 #
-#   scripts/test.sh [--sanitize address,undefined | --sanitize thread] [ctest options...]
+#   scripts/test.sh [--server NAME] [--sanitize address,undefined | --sanitize thread]
+#                   [ctest options...]
+#
+# --server NAME runs the tests against one server of the matrix (redis-7.0, the system's; redis-8.0,
+# valkey-8.1, redis-6.0: see scripts/servers.sh, which builds it first if needed) instead of the
+# redis-server in PATH: LOCKSMITH_REDIS_SERVER names its binary for the tests, and its bin
+# directory comes first in PATH (redis-cli, and the package test's server). A test that needs a
+# newer server than that one is skipped, and the log says why.
 #
 # --sanitize builds the library, the tool and both test binaries with those sanitizers into a
 # build directory of their own (build-asan for address,undefined, build-tsan for thread, else
@@ -17,6 +24,14 @@
 #     scripts/test.sh -LE package
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = --server ]; then
+  [ $# -ge 2 ] || { echo "usage: $0 [--server NAME] [--sanitize LIST] [ctest options...]" >&2; exit 64; }
+  "$root/scripts/servers.sh" "$2" >&2
+  bin=${LOCKSMITH_SERVERS_DIR:-$root/build/servers}/$2/bin
+  export LOCKSMITH_REDIS_SERVER=$bin/redis-server PATH=$bin:$PATH
+  echo "test.sh: testing against $("$LOCKSMITH_REDIS_SERVER" --version)" >&2
+  shift 2
+fi
 sanitize=
 if [ "${1:-}" = --sanitize ]; then
   [ $# -ge 2 ] || { echo "usage: $0 [--sanitize LIST] [ctest options...]" >&2; exit 64; }

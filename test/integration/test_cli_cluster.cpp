@@ -3,12 +3,13 @@
 #include "cli.hpp"
 
 #include "support/cluster_group.hpp"
+#include "support/server_checks.hpp"
 
 #include <locksmith/detail/cluster.hpp>
 
 #include <fstream>
 
-BOOST_AUTO_TEST_SUITE(cli_cluster, *needs_redis_server())
+BOOST_AUTO_TEST_SUITE(cli_cluster, *needs_redis_server() * locksmith::test::needs_cluster_server())
 
 BOOST_AUTO_TEST_CASE(exec_locks_on_the_master_of_the_slot, *utf::timeout(90))
 {

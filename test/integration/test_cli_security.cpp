@@ -1,6 +1,7 @@
 // The `locksmith exec` command-line tool, run as a process against real redis-servers: TLS and ACL
 // users on the command line.
 #include "cli.hpp"
+#include "support/server_version.hpp"
 #include "support/tls_certs.hpp"
 
 using locksmith::test::tls_redis_server;
@@ -65,8 +66,10 @@ BOOST_AUTO_TEST_CASE(mutual_tls_needs_both_cert_options, *utf::timeout(60))
 BOOST_AUTO_TEST_CASE(a_wrong_password_exits_77_and_never_shows_it, *utf::timeout(60))
 {
    redis_server srv;
-   BOOST_TEST_REQUIRE(
-      srv.text({"ACL", "SETUSER", "locker", "on", ">right-pass", "~*", "&*", "+@all"}) == "OK");
+   std::vector<std::string> user{"ACL", "SETUSER", "locker", "on", ">right-pass", "~*", "+@all"};
+   for (auto const& rule : locksmith::test::acl_channels("*"))
+      user.push_back(rule);
+   BOOST_TEST_REQUIRE(srv.command(user).str == "OK");
    auto t0 = clock_type::now();
    std::string const url = "redis://locker:Wr0ng-Pa55@127.0.0.1:" + std::to_string(srv.port());
    cli_process p({"exec", "--redis", url, "--key", unique_key(), "--wait", "20s", "--", "true"});

@@ -5,6 +5,7 @@
 #include "cluster_fixture.hpp"
 
 #include "support/contention_checks.hpp"
+#include "support/server_checks.hpp"
 #include "support/counter_processes.hpp"
 
 #include <set>
@@ -18,7 +19,8 @@ using locksmith::test::failover_fixture;
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(cluster, cluster_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(cluster, cluster_fixture,
+                         *needs_redis_server() * locksmith::test::needs_cluster_server())
 
 // Each lock's keys land on the master of its slot, and the first calls (sent to the first seed
 // before the slot map is known, or after) follow MOVED. Leases taken together on every master

@@ -3,6 +3,7 @@
 // slot migrated, and after its master's subscriber connection dropped.
 #include "cluster_fixture.hpp"
 
+#include "support/server_checks.hpp"
 #include "support/subscribe_fixture.hpp"
 
 #include <functional>
@@ -59,7 +60,8 @@ void wake_by_sharded_release(
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(cluster, cluster_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(cluster, cluster_fixture,
+                         *needs_redis_server() * locksmith::test::needs_cluster_server())
 
 // A waiter on master 2's slots, woken by sharded pub/sub: it SSUBSCRIBEs at that master (PUBSUB
 // SHARDNUMSUB there, and no plain subscription anywhere), the release script SPUBLISHes there

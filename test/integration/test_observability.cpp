@@ -3,6 +3,7 @@
 // NOSCRIPT fallback after SCRIPT FLUSH.
 #include "support/integration.hpp"
 #include "support/prometheus.hpp"
+#include "support/server_version.hpp"
 #include "support/subscribe_fixture.hpp"
 
 #include <algorithm>
@@ -241,7 +242,10 @@ BOOST_AUTO_TEST_CASE(a_dead_node_is_logged_once_without_its_password)
    start(3);
    auto cfg = test_config({});
    for (auto const& s : servers) {
-      s->command({"ACL", "SETUSER", "locker", "on", ">s3cret-pw", "~*", "&*", "+@all"});
+      std::vector<std::string> user{"ACL", "SETUSER", "locker", "on", ">s3cret-pw", "~*", "+@all"};
+      for (auto const& rule : locksmith::test::acl_channels("*"))
+         user.push_back(rule);
+      s->command(user);
       cfg.nodes.push_back("redis://locker:s3cret-pw@127.0.0.1:" + std::to_string(s->port()));
    }
    log_lines log;

@@ -1,5 +1,5 @@
 // A Redis Cluster of real processes for the integration tests: N cluster-enabled masters on
-// free loopback ports, each given an equal range of slots with CLUSTER ADDSLOTSRANGE and joined
+// free loopback ports, each given an equal range of slots with CLUSTER ADDSLOTS and joined
 // with CLUSTER MEET (no redis-cli, which may prompt), and optionally a replica of each master
 // (CLUSTER REPLICATE), so that killing a master fails it over. No Boost.Test here.
 #pragma once

@@ -7,6 +7,7 @@
 
 #include <locksmith/detail/quarantine.hpp>
 #include <locksmith/detail/replicas.hpp>
+#include <locksmith/detail/script_errors.hpp>
 #include <locksmith/detail/set_scripts.hpp>
 
 #include <boost/container/small_vector.hpp>
@@ -493,9 +494,11 @@ void redis_node::on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_co
       r.server_message = health.last_problem();
    } else if (r.resp.has_error()) {
       r.server_message = server_error(r.resp);
-      if (is_auth_error(r.server_message))
+      // Redis 6 wraps a command's error inside a script in a script error of its own.
+      auto const code = server_error_code(r.server_message);
+      if (is_auth_error(code))
          ec = error::auth_failed;
-      else if (sentinel_ && r.server_message.starts_with("READONLY"))
+      else if (sentinel_ && code == "READONLY")
          ec = demoted();
    } else if (p->waits) {
       ec = check_replicas(*p);

@@ -92,6 +92,37 @@ void cluster_node::start_master(std::string const& addr, std::shared_ptr<redis_n
       if (auto self = weak.lock())
          self->on_master_push(addr, e);
    });
+   check_sharded_pubsub(n);
+}
+
+void cluster_node::check_sharded_pubsub(std::shared_ptr<redis_node> const& n)
+{
+   // On the master's command connection, ahead of any script sent to it: the answer is read
+   // first. COMMAND INFO of a command that the server lacks answers a nil entry. An error or no
+   // answer (an ACL without +command, a master down) leaves the master unjudged.
+   auto req = std::make_shared<redis::request>();
+   req->push("COMMAND", "INFO", "SPUBLISH");
+   n->command(std::move(req), slots_timeout,
+              [weak = weak_from_this(), n](error_code ec, redis::generic_response&& resp) {
+                 auto self = weak.lock();
+                 if (!self || ec || resp.has_error() || resp.value().size() != 2 ||
+                     resp.value()[1].data_type != redis::resp3::type::null ||
+                     !self->unsupported_.empty())
+                    return;
+                 self->unsupported_ = n->name() +
+                                      " has no SPUBLISH: a Redis Cluster needs Redis 7.0 or later "
+                                      "(sharded pub/sub carries its releases)";
+                 self->log_(log_level::error, [&] { return self->unsupported_; });
+              });
+}
+
+void cluster_node::refuse(routed_call& c, node_reply&& r)
+{
+   r.ec = error::invalid_argument;
+   r.server_message = unsupported_;
+   r.latency = clock::now() - c.start;
+   // Never from inside the caller's own call.
+   asio::post(ex_, [done = std::move(c.done), r = std::move(r)]() mutable { done(std::move(r)); });
 }
 
 void cluster_node::on_master_push(std::string const& addr, push_event const& e)
@@ -230,6 +261,8 @@ void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::m
    auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
                                                       std::move(still_wanted), std::move(done),
                                                       even_if_silent, slot, 0});
+   if (!unsupported_.empty())
+      return refuse(*c, node_reply{.sent = false});
    route(c, owner_of(slot), false);
 }
 
@@ -253,6 +286,10 @@ void cluster_node::route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_n
 void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from,
                             node_reply&& r)
 {
+   // Sent before a master's check answered: refused all the same (the key, if the script set
+   // one, expires by its TTL; no release could publish it).
+   if (!unsupported_.empty() && !stopped_)
+      return refuse(*c, std::move(r));
    auto const redir = r.ec || stopped_ ? std::nullopt : parse_redirect(r.server_message);
    // A multi-key call whose keys a migration under way has split between two nodes.
    bool const again = !r.ec && !stopped_ && r.server_message.starts_with("TRYAGAIN");

@@ -41,6 +41,9 @@ namespace locksmith::detail {
 /// (shard_subscriptions): when the map changes, when a master drops the subscription because it
 /// gave the slot away (an unasked sunsubscribe), when an SSUBSCRIBE meets MOVED, and when a
 /// master's subscriber connection reconnects (Boost.Redis restores only plain subscriptions).
+/// So each master is asked COMMAND INFO SPUBLISH when it is started, ahead of any script: a
+/// master without it (Redis 6) makes every call fail at once with error::invalid_argument and a
+/// message that names it, instead of a lock whose release fails later.
 class cluster_node final : public node, public std::enable_shared_from_this<cluster_node> {
 public:
    cluster_node(boost::asio::any_io_executor ex, node_url url, config const& cfg);
@@ -87,6 +90,8 @@ private:
    void slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r);
    void finish(std::shared_ptr<routed_call> c, node_reply&& r);
    void start_master(std::string const& addr, std::shared_ptr<redis_node> const& n);
+   void check_sharded_pubsub(std::shared_ptr<redis_node> const& n);
+   void refuse(routed_call& c, node_reply&& r);
    void on_master_push(std::string const& addr, push_event const& e);
    void on_refused(std::string const& addr, std::string const& error);
    std::string const& address_of(std::shared_ptr<redis_node> const& n) const;
@@ -110,6 +115,7 @@ private:
    std::vector<std::shared_ptr<redis_node>> seeds_;              // in the URL's order
    std::vector<std::shared_ptr<redis_node>> owner_;  // each slot's master; null: not known
    shard_subscriptions shards_;                      // the release channels, by master address
+   std::string unsupported_;  // why a master cannot serve (no SPUBLISH); empty: none found
    log_sink log_;
 };
 

@@ -6,7 +6,7 @@ namespace locksmith::detail {
 next_step next_after(attempt_facts const& f) noexcept
 {
    bool const lasting = f.lost == error::unexpected_reply || f.lost == error::auth_failed ||
-                        f.lost == error::tls_failed;
+                        f.lost == error::tls_failed || f.lost == error::invalid_argument;
    if (lasting || f.no_wait || f.out_of_time)
       return next_step::give_up;
    bool const taken = f.lost == error::lock_taken;

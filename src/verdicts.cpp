@@ -24,7 +24,8 @@ error_code lasting_failure(fanout_result const& r)
    std::size_t lasting = 0;
    error_code first;
    for (auto const& n : r.nodes)
-      if (n.reply.ec == error::auth_failed || n.reply.ec == error::tls_failed) {
+      if (n.reply.ec == error::auth_failed || n.reply.ec == error::tls_failed ||
+          n.reply.ec == error::invalid_argument) {
          ++lasting;
          first = first ? first : n.reply.ec;
       }

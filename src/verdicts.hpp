@@ -16,8 +16,9 @@
 
 namespace locksmith::detail {
 
-/// auth_failed or tls_failed when the nodes that failed so are enough on their own to sink the
-/// quorum: waiting would not mend them, so the operation says so at once. Else success.
+/// auth_failed, tls_failed or invalid_argument (a Redis Cluster too old, cluster_node.hpp) when
+/// the nodes that failed so are enough on their own to sink the quorum: waiting would not mend
+/// them, so the operation says so at once. Else success.
 error_code lasting_failure(fanout_result const& r);
 
 /// Why an acquire attempt was lost: a lasting failure, lock_taken when some node said taken,

@@ -21,7 +21,8 @@ constexpr std::chrono::milliseconds max_hold_limit = 8760h;  // 365 days
 constexpr char const* exit_codes_help = R"(Exit status:
   CMD's exit status, or 128+N if CMD was killed by signal N. Otherwise:
   64   usage error or bad input: bad option, missing or empty --key, bad duration,
-       malformed --redis URL, a --ttl or --grace that leaves no room to renew
+       malformed --redis URL, a --ttl or --grace that leaves no room to renew, a
+       redis+cluster:// URL whose masters are older than Redis 7.0 (printed)
   69   Redis unavailable: too few nodes answered (down, refused, timed out), the
        TLS handshake failed (untrusted certificate, wrong host name, client
        certificate refused), or the lock reached fewer replicas than

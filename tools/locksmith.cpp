@@ -31,7 +31,7 @@
 // Exit codes (sysexits.h), besides CMD's own:
 //   64  (EX_USAGE)       usage error or bad input: bad option, missing or empty --key,
 //                        bad duration, malformed --redis URL, a --ttl or --grace that
-//                        leaves no room to renew
+//                        leaves no room to renew, a Redis Cluster older than 7.0
 //   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out),
 //                        or the TLS handshake failed; the node and the reason are printed
 //   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type,
@@ -124,7 +124,7 @@ int lock_failed(error_code ec, session const& s, exec_args const& a, locksmith::
    if (s.caught != 0)
       return 128 + s.caught;  // interrupted: the wait was cancelled and its attempt released
    std::cerr << "locksmith: cannot lock '" << a.key << "': " << ec.message();
-   if (ec == error::invalid_argument)
+   if (ec == error::invalid_argument && r.message().empty())
       std::cerr << " (check --key and --ttl)";
    else if (auto const why = r.message(); !why.empty())
       std::cerr << " (" << why << ")";  // the server's error text, or the connection's problem

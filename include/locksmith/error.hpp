@@ -18,7 +18,10 @@ using error_code = boost::system::error_code;
 /// category where they pass through unchanged; see each operation for which it may produce.
 enum class error {
    /// An argument or the configuration is malformed: empty or oversized key, TTL out of range,
-   /// negative wait, no nodes, a malformed URL. Detected before any I/O.
+   /// negative wait, no nodes, a malformed URL. Detected before any I/O, but for one case found
+   /// when the client connects: a `redis+cluster://` node whose masters are older than Redis 7.0
+   /// (no SPUBLISH, which a cluster's releases publish with). That one is reported at once, as
+   /// auth_failed is, and the report names the master and what it lacks.
    invalid_argument = 1,
 
    /// The lock is held by someone else (`async_try_lock`, or a wait of zero).

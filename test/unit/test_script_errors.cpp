@@ -1,7 +1,7 @@
 // Unit tests of unwrap_script_error and server_error_code (include/locksmith/detail/
 // script_errors.hpp), on the exact texts that each server of the matrix (scripts/servers.sh)
 // replied to a script whose command failed: a write on a replica, an ACL denial, maxmemory, a key
-// of another type, a Lua runtime error, and the errors that no script wraps.
+// of another type, a Lua runtime error, and the errors that no script wraps (BUSY, NOSCRIPT).
 #include <locksmith/detail/script_errors.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -93,7 +93,21 @@ constexpr sample redis_8_0[] = {
     "ERR"},
 };
 
-
+// Valkey 8.1.1 (Debian 13): as Redis 8.0, in its own name.
+constexpr sample valkey_8_1[] = {
+   {"READONLY You can't write against a read only replica. script: "
+    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
+    "READONLY"},
+   {"ERR ACL failure in script: User u has no permissions to run the 'set' command script: "
+    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
+    "NOPERM"},
+   {"WRONGTYPE Operation against a key holding the wrong kind of value script: "
+    "d62be7c8f35dd56a5f2788aeb88e376482084583, on @user_script:1.",
+    "WRONGTYPE"},
+   {"BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+    "BUSY"},
+   {"NOSCRIPT No matching script.", "NOSCRIPT"},
+};
 
 void check(sample const& s)
 {
@@ -130,7 +144,13 @@ BOOST_AUTO_TEST_CASE(redis_8_0_names_an_acl_denial_in_a_script_its_own_way)
    }
 }
 
-
+BOOST_AUTO_TEST_CASE(valkey_8_1_says_what_redis_8_0_says)
+{
+   for (auto const& s : valkey_8_1) {
+      check(s);
+      BOOST_TEST(unwrap_script_error(s.text) == s.text);
+   }
+}
 
 BOOST_AUTO_TEST_CASE(a_script_error_without_a_command_error_is_kept_whole)
 {

@@ -42,9 +42,10 @@ BOOST_AUTO_TEST_CASE(gives_up_without_wait_out_of_time_or_on_a_server_error)
    BOOST_TEST((final_error(f) == error::quorum_unreachable));
 }
 
+// invalid_argument from a fan-out: a Redis Cluster too old to serve (cluster_node.hpp).
 BOOST_AUTO_TEST_CASE(gives_up_at_once_on_refused_credentials_or_a_failed_handshake)
 {
-   for (auto e : {error::auth_failed, error::tls_failed}) {
+   for (auto e : {error::auth_failed, error::tls_failed, error::invalid_argument}) {
       attempt_facts f{.lost = e, .by_message = true};
       BOOST_TEST(next_after(f) == next_step::give_up);
       BOOST_TEST((final_error(f) == e));

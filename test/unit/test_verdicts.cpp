@@ -20,8 +20,8 @@ using namespace locksmith::detail;
 
 // A result from one letter per node: y yes, n taken (no), w no with only waiters in the way (fair
 // lock), A to Z taken (no) by the holder that the fair script names so, f failed by timeout, a
-// failed by auth_failed, r failed by not_enough_replicas, s failed by a server error, m a
-// malformed reply, p pending.
+// failed by auth_failed, o failed by invalid_argument (a cluster too old), r failed by
+// not_enough_replicas, s failed by a server error, m a malformed reply, p pending.
 fanout_result votes(char const* letters, outcome decision = outcome::lost)
 {
    fanout_result r;
@@ -44,6 +44,9 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
       } else if (*c == 'a') {
          n.v = vote::failed;
          n.reply.ec = error::auth_failed;
+      } else if (*c == 'o') {
+         n.v = vote::failed;
+         n.reply.ec = error::invalid_argument;
       } else if (*c == 'r') {
          n.v = vote::failed;
          n.reply.ec = error::not_enough_replicas;
@@ -107,6 +110,10 @@ BOOST_AUTO_TEST_CASE(refused_credentials_count_only_when_they_alone_sink_the_quo
    BOOST_TEST(lasting_failure(votes("aay")) == error_code{error::auth_failed});
    BOOST_TEST(lost_reason(votes("aan")) == error_code{error::auth_failed});
    BOOST_TEST(lost_reason(votes("a")) == error_code{error::auth_failed});
+   // A Redis Cluster too old to serve (its one node) is as lasting.
+   BOOST_TEST(lost_reason(votes("o")) == error_code{error::invalid_argument});
+   BOOST_TEST(ownership_result(votes("o")) == error_code{error::invalid_argument});
+   BOOST_TEST(lasting_failure(votes("oyy")) == error_code{});
 }
 
 BOOST_AUTO_TEST_CASE(writes_short_of_replicas_are_blamed_when_they_alone_sink_the_quorum)

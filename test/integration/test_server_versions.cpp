@@ -51,7 +51,11 @@ BOOST_AUTO_TEST_CASE(a_redis_6_cluster_is_refused_when_the_client_connects,
             errors.push_back(ec);
             messages.push_back(diag.message());
          }
-         co_await c.async_close();
+         // A release of the first call's key (which it may have set) is refused too, so the
+         // close may give it up after config::close_timeout; the key then expires by its TTL.
+         auto [closed] = co_await c.async_close(tuple);
+         BOOST_TEST_MESSAGE("close: " << closed.message());
+         BOOST_TEST((!closed || closed == asio::error::timed_out), closed.message());
       }(),
       30s);
    BOOST_TEST_REQUIRE(errors.size() == 2u);

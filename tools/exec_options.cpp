@@ -28,10 +28,8 @@ constexpr char const* exit_codes_help = R"(Exit status:
        certificate refused), or the lock reached fewer replicas than
        --wait-replicas; the node and the reason are printed
   70   Redis sent an unexpected reply (e.g. the lock key holds another type: K is
-       used as a lock, a semaphore or a read-write lock elsewhere), or an ACL denied
-       a command inside a lock script (Redis 7.0 answers "ERR The user executing
-       the script can't run this command", not NOPERM: give the user the commands
-       the script runs); the server's message is printed
+       used as a lock, a semaphore or a read-write lock elsewhere); the server's
+       message is printed
   75   the lock was not taken within --wait (another owner held it; with --permits,
        every permit was held; with --shared, a writer held K or waited for it;
        otherwise, a holder or readers held K)
@@ -39,8 +37,10 @@ constexpr char const* exit_codes_help = R"(Exit status:
        or taken, or --max-hold was reached): CMD was stopped, SIGTERM then SIGKILL
        after --grace. 76 whatever CMD exited with, even 0.
   77   Redis refused the user or password (WRONGPASS), or an ACL denied a command,
-       key or channel the lock needs (NOPERM; a command denied inside a script is
-       70); the server's message is printed
+       key or channel the lock needs (NOPERM), also a command inside a lock script
+       (Redis answers "ERR The user executing the script can't run this command",
+       or "ACL failure in script", not NOPERM: give the user the commands the
+       script runs); the server's message is printed
   126  CMD could not be executed;  127  CMD was not found
   128+N  interrupted by signal N while waiting for the lock
 )";

@@ -34,14 +34,14 @@
 //                        leaves no room to renew, a Redis Cluster older than 7.0
 //   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out),
 //                        or the TLS handshake failed; the node and the reason are printed
-//   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type,
-//                        or an ACL denied a command inside a lock script ("ERR The user
-//                        executing the script can't run this command"); the server's message
-//                        is printed
+//   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
+//                        the server's message is printed
 //   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it (no
 //                        permit free; a writer, or readers, held it)
 //   76                   the lease was lost while CMD ran, and CMD was stopped
-//   77  (EX_NOPERM)      Redis refused the user or password, or an ACL denied a command
+//   77  (EX_NOPERM)      Redis refused the user or password, or an ACL denied a command (also
+//                        inside a lock script: "ERR The user executing the script can't run
+//                        this command", detail/script_errors.hpp)
 //   126, 127             CMD could not be executed, or was not found (as a shell)
 //
 // Example:

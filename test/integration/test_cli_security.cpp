@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(help_lists_the_tls_options_and_exit_77, *utf::timeout(60))
 {
    cli_process help({"exec", "--help"});
    BOOST_TEST(help.wait() == 0);
-   // 70 covers a command denied inside a script, which Redis does not report as NOPERM.
+   // 77 covers a command denied inside a script, which Redis does not report as NOPERM.
    for (auto const* text :
         {"--tls-ca", "--tls-cert", "--tls-key", "77", "WRONGPASS", "can't run this command"})
       BOOST_TEST(help.out().find(text) != std::string::npos, text << " not in --help");

@@ -6,6 +6,8 @@
 // failover complete while the operation waits, and it succeeds.
 #include "cluster_fixture.hpp"
 
+#include "support/server_checks.hpp"
+
 #include <locksmith/detail/keys.hpp>
 
 #include <functional>
@@ -67,7 +69,8 @@ std::string prefixed(std::string (*key)(std::string_view, std::string_view),
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(cluster_moves, cluster_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(cluster_moves, cluster_fixture,
+                         *needs_redis_server() * locksmith::test::needs_cluster_server())
 
 namespace {
 

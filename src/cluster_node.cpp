@@ -214,6 +214,14 @@ bool cluster_node::quarantined() const noexcept
                       [](auto const& m) { return m.second->quarantined(); });
 }
 
+judge_failure cluster_node::unjudged() const
+{
+   for (auto const& [addr, n] : masters_)
+      if (auto u = n->unjudged(); !u.why.empty())
+         return u;
+   return {};
+}
+
 void cluster_node::subscribe(std::string const& channel)
 {
    // A release channel carries its lock's hash tag: its slot is the lock's.

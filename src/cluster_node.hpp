@@ -67,6 +67,8 @@ public:
 
    /// True while any master is in its restart quarantine.
    bool quarantined() const noexcept override;
+   /// The first master's whose restarts cannot be judged.
+   judge_failure unjudged() const override;
 
 private:
    struct routed_call;

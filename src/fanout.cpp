@@ -55,6 +55,28 @@ vote classify(script const& code, node_result& r)
    return r.own == ownership::done ? vote::yes : vote::no;
 }
 
+// A restarted node may have forgotten a key that a quorum relied on: no acquire vote of its counts
+// during its quarantine (its key, if set, is released like a failed vote's). One whose restarts
+// cannot be judged (INFO denied) is out until they can be, whatever it says: an ACL that denies
+// what a guarantee needs fails as any denied command does (auth_failed), at once when such nodes
+// alone sink the quorum.
+void sit_out_quarantine(node_result& r, node& from)
+{
+   if (r.v == vote::failed || !from.quarantined())
+      return;
+   auto const u = from.unjudged();
+   if (u.why.empty() && r.v != vote::yes)
+      return;  // a "taken" from a node in quarantine is still news of a holder
+   r.v = vote::failed;
+   r.reply.server_message = "in restart quarantine (config::restart_quarantine)";
+   if (u.why.empty())
+      return;
+   if (u.denied)
+      r.reply.ec = error::auth_failed;
+   r.reply.server_message =
+      "not counted, its restarts cannot be judged: " + u.why + " (config::restart_quarantine)";
+}
+
 struct fanout_op : std::enable_shared_from_this<fanout_op> {
    fanout_op(std::size_t n, std::size_t quorum, fanout_handler h)
        : votes{n, quorum}
@@ -71,12 +93,8 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       auto& r = handler ? result.nodes[i] : late;
       r.reply = std::move(reply);
       r.v = classify(code, r);
-      // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of
-      // its counts during its quarantine (its key, if set, is released like a failed vote's).
-      if (r.v == vote::yes && code.role == script_role::acquire && from.quarantined()) {
-         r.v = vote::failed;
-         r.reply.server_message = "in restart quarantine (config::restart_quarantine)";
-      }
+      if (code.role == script_role::acquire)
+         sit_out_quarantine(r, from);
       // A reply of the wrong shape means the connection matches replies to the wrong requests:
       // nothing more it answers can be trusted until it is a new connection.
       if (r.malformed)

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "node.hpp"
 
+#include "command_exec.hpp"
 #include "log.hpp"
 #include "redis_config.hpp"
 #include "tls.hpp"
@@ -23,9 +24,6 @@ namespace asio = boost::asio;
 namespace redis = boost::redis;
 
 namespace {
-
-// How soon a node that answered INFO with LOADING is asked its uptime again.
-constexpr std::chrono::milliseconds uptime_retry{100};
 
 // Keeps the last connection problem (connection refused, timeout...) so that a failed call can
 // say why, instead of only "timed out", and learns from it when credentials or TLS fail. Info
@@ -60,37 +58,6 @@ void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
       size += a.size() + 16;
    req.reserve(req.payload().size() + size);
    req.push_range(cmd, code, all.begin(), all.end());
-}
-
-// The one way onto a command connection. A request with a command that expects no reply (SUBSCRIBE,
-// UNSUBSCRIBE) would let Boost.Redis take the next reply for a push and shift every later reply
-// onto the wrong request, so it is refused here, before anything is sent.
-struct command_initiation {
-   redis::connection* conn;
-
-   using executor_type = redis::connection::executor_type;
-   executor_type get_executor() const noexcept { return conn->get_executor(); }
-
-   template <class Handler, class Response>
-   void operator()(Handler&& handler, redis::request const* req, Response* resp) const
-   {
-      if (req->get_expected_responses() != req->get_commands()) {
-         auto ex = asio::get_associated_executor(handler, get_executor());
-         asio::post(ex, [h = std::forward<Handler>(handler)]() mutable {
-            std::move(h)(error_code{error::invalid_argument}, std::size_t{0});
-         });
-         return;
-      }
-      conn->async_exec(*req, *resp, std::forward<Handler>(handler));
-   }
-};
-
-template <class Response, class CompletionToken>
-auto exec_command(redis::connection& conn, redis::request const& req, Response& resp,
-                  CompletionToken&& token)
-{
-   return asio::async_initiate<CompletionToken, void(error_code, std::size_t)>(
-      command_initiation{&conn}, token, &req, &resp);
 }
 
 }  // namespace
@@ -137,6 +104,7 @@ redis_node::redis_node(asio::any_io_executor ex, node_url url, config const& cfg
     , fleet_{std::move(fleet)}
     , index_{index}
     , mark_key_{trusted_run_key(cfg.prefix)}
+    , judge_timer_{ex}
     , log_{cfg}
 {
    sub_.set_receive_response(pushes_);
@@ -195,124 +163,11 @@ void redis_node::reconnect()
    cmd_.cancel(redis::operation::run);
 }
 
-bool redis_node::quarantined() const noexcept
-{
-   if (std::chrono::steady_clock::now() >= trusted_from_)
-      return false;
-   return !(fleet_ && fleet_->contacts.fresh() && !run_id_.empty() && run_id_ == first_run_id_);
-}
-
-void redis_node::on_command_connection()
-{
-   // The first connection's INFO was queued at start; a later one may be to a server that
-   // restarted meanwhile: distrust it until it says how long it has been up.
-   if (++connections_ == 1)
-      return;
-   trusted_from_ = std::chrono::steady_clock::time_point::max();
-   run_id_.clear();  // unknown until it answers: no fresh-fleet pass meanwhile
-   // Not from inside Boost.Redis's own call to the logger.
-   asio::post(cmd_.get_executor(),
-              [self = shared_from_this(), n = connections_] { self->learn_uptime(n); });
-}
-
-void redis_node::learn_uptime(unsigned connection)
-{
-   // The server's age and its trusted-run mark in one request, queued ahead of any script of
-   // this connection: both are known before the first vote that they decide. Each has a reply of
-   // its own, so that an ACL that denies GET does not hide the uptime.
-   auto req = std::make_shared<redis::request>();
-   req->push("INFO", "server");
-   req->push("GET", mark_key_);
-   using reply = redis::response<redis::resp3::node, redis::resp3::node>;
-   auto resp = std::make_shared<reply>();
-   exec_command(
-      cmd_, *req, *resp,
-      [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-         // An answer from an older connection says nothing of the server now; a failed one is
-         // asked again on the next connection.
-         if (ec || connection != std::max(self->connections_, 1u))
-            return;
-         auto const now = std::chrono::steady_clock::now();
-         auto const& info = std::get<0>(*resp);
-         if (info.has_error() && info.error().diagnostic.starts_with("LOADING")) {
-            // A server that is still loading its data says nothing of its age yet (and is the
-            // very case the quarantine is for): ask again, distrusted meanwhile.
-            auto t = std::make_shared<asio::steady_timer>(self->cmd_.get_executor(), uptime_retry);
-            t->async_wait([self, t, connection](error_code) {
-               if (connection == std::max(self->connections_, 1u) && !self->stopped_)
-                  self->learn_uptime(connection);
-            });
-            return;
-         }
-         if (info.has_error()) {
-            self->trusted_from_ = now;  // INFO denied (ACL): no quarantine, as documented
-            self->first_contact_made(connection, {});
-            return;
-         }
-         auto const uptime = parse_uptime(info->value);
-         self->run_id_ = std::string{parse_run_id(info->value).value_or("")};
-         if (connection == 1)
-            self->first_run_id_ = self->run_id_;
-         auto const from = uptime ? trusted_from(now, *uptime, self->quarantine_) : now;
-         if (from <= now || self->run_id_.empty()) {
-            self->trusted_from_ = from;
-            self->mark_trusted();
-            self->first_contact_made(connection, {});
-            self->log_quarantine(now);  // none when trusted
-            return;
-         }
-         // A young server: did a client trust this run of it already? Denied (ACL) or absent:
-         // not marked. A mark of an earlier run (a restart from a dump) says that the fleet was
-         // in use, but not that this run is trusted.
-         auto const& mark = std::get<1>(*resp);
-         bool const marked = !mark.has_error() && mark->data_type != redis::resp3::type::null;
-         self->trusted_from_ = marked && mark->value == self->run_id_ ? now : from;
-         self->first_contact_made(connection, {.young = true, .marked = marked});
-         if (self->quarantined())
-            self->log_quarantine(now);
-      });
-}
-
-void redis_node::first_contact_made(unsigned connection, first_contact c)
-{
-   if (!fleet_ || connection != 1 || !fleet_->contacts.record(index_, c))
-      return;
-   // This contact completed a fresh fleet: the young nodes count from now on (quarantined()), in
-   // the runs they have now, and mark them.
-   for (auto const& weak : fleet_->nodes)
-      if (auto n = weak.lock(); n && n->run_id_ == n->first_run_id_ &&
-                                std::chrono::steady_clock::now() < n->trusted_from_)
-         n->mark_trusted();
-}
-
-void redis_node::mark_trusted()
-{
-   if (run_id_.empty())
-      return;
-   // Best effort, ahead of any script that this node's vote may now count for (one connection,
-   // in order); a user whom ACLs deny it leaves the run unmarked, which costs only availability.
-   auto req = std::make_shared<redis::request>();
-   req->push("SET", mark_key_, run_id_);
-   auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp,
-                [self = shared_from_this(), req, resp](error_code, std::size_t) {});
-}
-
-void redis_node::log_quarantine(std::chrono::steady_clock::time_point now)
-{
-   if (trusted_from_ <= now)
-      return;
-   log_(log_level::warning, [&] {
-      auto const left = std::chrono::duration_cast<std::chrono::milliseconds>(trusted_from_ - now);
-      return name_ + ": restarted recently; its votes count again in " +
-             std::to_string(left.count()) + " ms (config::restart_quarantine)";
-   });
-}
-
 void redis_node::stop()
 {
    stopped_ = true;
    deadlines_.stop();
+   judge_timer_.cancel();
    cmd_.cancel();
    sub_.cancel();
 }

@@ -18,6 +18,7 @@
 #include <locksmith/error.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/redis/connection.hpp>
 
 #include <chrono>
@@ -111,8 +112,14 @@ public:
    virtual std::string const& name() const noexcept = 0;
 
    /// True while the node's server is in its restart quarantine (config::restart_quarantine),
-   /// or its uptime is not known yet: its acquire votes do not count.
+   /// or its uptime is not known yet, or its restarts cannot be judged: its acquire votes do not
+   /// count.
    virtual bool quarantined() const noexcept { return false; }
+
+   /// Why the node's restarts cannot be judged (the command and the server's reply, as "INFO
+   /// server failed (NOPERM ...)"), or an empty `why`. Such a node is quarantined until they can
+   /// be.
+   virtual judge_failure unjudged() const { return {}; }
 };
 
 /// A node on two Boost.Redis connections. The command connection carries only requests whose
@@ -172,8 +179,14 @@ public:
    std::string const& name() const noexcept override { return name_; }
 
    bool quarantined() const noexcept override;
+   judge_failure unjudged() const override { return unjudged_; }
+
+   /// True once the node's current run is known to hold a mark (read there, or written and
+   /// acknowledged): see fleet_contacts.
+   bool holds_mark() const noexcept { return holds_mark_; }
 
 private:
+   friend struct node_fleet;
    struct pending_eval;
    void exec_eval(std::shared_ptr<pending_eval> p, bool by_text);
    void on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_code ec);
@@ -183,9 +196,13 @@ private:
    void send_pubsub(boost::redis::request req);
    void on_command_connection();
    void learn_uptime(unsigned connection);
+   void judged(unsigned connection, run_judgement j, std::optional<std::string_view> mark);
+   void judge_again(unsigned connection, std::chrono::milliseconds after);
    void first_contact_made(unsigned connection, first_contact c);
-   void mark_trusted();
-   void log_quarantine(std::chrono::steady_clock::time_point now);
+   bool counts_early() const noexcept;
+   void mark_if_trusted();
+   void mark(std::string value);
+   void log_quarantine();
    void start_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                    std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
                    bool even_if_silent, bool asking = false);
@@ -224,20 +241,28 @@ private:
    unsigned wait_replicas_;
    std::chrono::milliseconds replica_timeout_;
 
-   // Restart quarantine. The command connection's logger reports each new connection; the
-   // uptime is asked (INFO server) on it, and until the answer the node's votes do not count.
-   // The first connection's INFO is queued at start(), ahead of every script.
-   // A node whose server is young counts at once if its trusted_run_key holds its run_id, or if
-   // the client's first contacts found a fresh fleet and the server still runs the run it had
-   // then (fleet_contacts); this node marks each run that it trusts.
+   // Restart quarantine (node_quarantine.cpp). The command connection's logger reports each new
+   // connection; the uptime is asked (INFO server) on it, and until the answer the node's votes
+   // do not count. The first connection's INFO is queued at start(), ahead of every script.
+   // A node whose server is young counts early if a mark vouches for its run, or if the
+   // client's first contacts found a fresh fleet and the server still runs the run it had then,
+   // and in both cases only once every node of the fleet holds a mark (fleet_contacts); this
+   // node marks each run that it trusts. A node whose INFO fails cannot be judged: it never
+   // counts, and is asked again every second.
    std::chrono::milliseconds quarantine_;
    std::chrono::steady_clock::time_point trusted_from_;
+   judge_failure unjudged_;   // why its restarts cannot be judged (empty: they can)
+   bool marked_now_ = false;  // its mark (read, or written by this client) names its run
+   bool holds_mark_ = false;  // see holds_mark()
+   bool marking_ = false;     // a SET of its mark is in flight
+   bool told_ = false;        // its quarantine was logged for this connection
    unsigned connections_ = 0;
    std::shared_ptr<node_fleet> fleet_;
    std::size_t index_;
    std::string mark_key_;
    std::string run_id_;        // of the server this node is connected to now (empty: unknown)
    std::string first_run_id_;  // of the server its first connection found
+   boost::asio::steady_timer judge_timer_;  // asks INFO again (LOADING, or unjudged)
 
    log_sink log_;  // config::logger
 };
@@ -251,6 +276,11 @@ struct node_fleet {
 
    fleet_contacts contacts;
    std::vector<std::weak_ptr<redis_node>> nodes;
+
+   /// True when every node of the fleet holds a mark of its current run.
+   bool all_marked() const;
+   /// The runs that this client's first contacts found, for a fresh fleet's marks.
+   std::vector<std::string> first_runs() const;
 };
 
 }  // namespace locksmith::detail

@@ -1,6 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include <locksmith/detail/quarantine.hpp>
 
+#include <locksmith/detail/link_health.hpp>
+
 #include <algorithm>
 #include <charconv>
 
@@ -47,6 +49,44 @@ std::optional<std::string_view> parse_run_id(std::string_view info) noexcept
    return field;
 }
 
+std::string make_mark(std::string_view run_id, std::vector<std::string> const& also)
+{
+   std::string out{run_id};
+   for (auto const& r : also)
+      if (r != run_id && !r.empty())
+         out.append(" ").append(r);
+   return out;
+}
+
+bool mark_names(std::string_view mark, std::string_view run_id) noexcept
+{
+   if (run_id.empty())
+      return false;
+   for (std::size_t at = 0; at < mark.size();) {
+      auto const end = std::min(mark.find(' ', at), mark.size());
+      if (mark.substr(at, end - at) == run_id)
+         return true;
+      at = end + 1;
+   }
+   return false;
+}
+
+void fleet_contacts::learn_mark(std::string_view mark)
+{
+   for (std::size_t at = 0; at < mark.size();) {
+      auto const end = std::min(mark.find(' ', at), mark.size());
+      auto const run = mark.substr(at, end - at);
+      if (!run.empty() && run != in_use_mark && !vouched(run))
+         vouched_.emplace_back(run);
+      at = end + 1;
+   }
+}
+
+bool fleet_contacts::vouched(std::string_view run_id) const noexcept
+{
+   return !run_id.empty() && std::find(vouched_.begin(), vouched_.end(), run_id) != vouched_.end();
+}
+
 bool fleet_contacts::record(std::size_t i, first_contact c)
 {
    if (i >= contacts_.size() || contacts_[i] || fresh_)
@@ -55,8 +95,41 @@ bool fleet_contacts::record(std::size_t i, first_contact c)
    if (++known_ < contacts_.size())
       return false;
    fresh_ = std::all_of(contacts_.begin(), contacts_.end(),
-                        [](auto const& f) { return f->young && !f->marked; });
+                        [](auto const& f) { return f->young && !f->marked && !f->blind; });
    return fresh_;
+}
+
+run_judgement judge_run(contact_replies const& r, std::string_view mark_key,
+                        std::chrono::steady_clock::time_point now,
+                        std::chrono::milliseconds quarantine)
+{
+   run_judgement j;
+   j.trusted_from = std::chrono::steady_clock::time_point::max();
+   if (!r.info) {
+      j.unjudged = {"INFO server failed (" + std::string{r.info_error} + ")",
+                    is_auth_error(r.info_error)};
+      return j;
+   }
+   auto const uptime = parse_uptime(*r.info);
+   if (!uptime) {
+      j.unjudged.why = "INFO server gave no uptime_in_seconds";
+      return j;
+   }
+   j.run_id = std::string{parse_run_id(*r.info).value_or("")};
+   j.trusted_from = trusted_from(now, *uptime, quarantine);
+   j.marked_now = r.mark && mark_names(*r.mark, j.run_id);
+   if (j.trusted_from <= now)
+      return j;  // up for longer than the quarantine: whatever it forgot has expired
+   j.contact.young = true;
+   if (!r.mark_error.empty()) {
+      j.contact.blind = true;
+      j.blind = "GET " + std::string{mark_key} + " failed (" + std::string{r.mark_error} + ")";
+      return j;
+   }
+   // A mark of an earlier run (a restart from a dump) says that the fleet was in use, but not
+   // that this run is trusted.
+   j.contact.marked = r.mark.has_value();
+   return j;
 }
 
 }  // namespace locksmith::detail

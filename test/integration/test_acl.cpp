@@ -1,6 +1,7 @@
 // ACL users against a real redis-server: a user whose rights stop at the lock's keys, channels
 // and commands can lock, renew, wait and unlock; a wrong password and a denied command fail at
 // once with error::auth_failed; the password shows up nowhere.
+#include "readme_acl.hpp"
 #include "support/integration.hpp"
 #include "support/server_version.hpp"
 
@@ -8,23 +9,26 @@ namespace {
 
 constexpr char const* password = "s3cret-Pa55";
 
-// Every command the lock sends or its scripts run, and nothing else.
-std::vector<std::string> const lock_commands{
-   "+evalsha", "+eval",           "+script|load", "+subscribe", "+unsubscribe", "+ping",
-   "+hello",   "+client|setname", "+get",         "+set",       "+del",         "+pexpire",
-   "+pttl",    "+publish",        "+time",        "+incr"};
-
-// Creates the user `name` with the given password, limited to the lock's keys and channels and to
-// `commands`.
-void add_user(server_fixture& f, std::string const& name, std::vector<std::string> const& commands)
+// The README's ACL line (readme_acl.hpp): the lock's keys, channels and commands, and nothing else.
+std::vector<std::string> lock_rules()
 {
-   std::vector<std::string> args{
-      "ACL", "SETUSER", name, "reset", "on", std::string{">"} + password, "~locksmith:*"};
-   for (auto const& rule : locksmith::test::acl_channels("locksmith:*"))
-      args.push_back(rule);
-   args.insert(args.end(), commands.begin(), commands.end());
+   return locksmith::test::readme_acl_rules(password);
+}
+
+// Creates the user `name` with the given rules (keys, channels, commands and password).
+void add_user(server_fixture& f, std::string const& name, std::vector<std::string> const& rules)
+{
+   std::vector<std::string> args{"ACL", "SETUSER", name, "reset"};
+   args.insert(args.end(), rules.begin(), rules.end());
    auto const r = f.srv.command(args);
    BOOST_REQUIRE_MESSAGE(r.type == locksmith::test::reply::kind::status, r.str);
+}
+
+// The rules without one of them.
+std::vector<std::string> without(std::vector<std::string> rules, std::string const& rule)
+{
+   std::erase(rules, rule);
+   return rules;
 }
 
 locksmith::config user_config(server_fixture& f, std::string const& user, std::string const& pass)
@@ -64,7 +68,7 @@ BOOST_FIXTURE_TEST_SUITE(acl, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
 {
-   add_user(*this, "locker", lock_commands);
+   add_user(*this, "locker", lock_rules());
    auto const name = unique_key();
    run(
       ioc,
@@ -97,7 +101,7 @@ BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
 
 BOOST_AUTO_TEST_CASE(a_wrong_password_fails_at_once_with_auth_failed)
 {
-   add_user(*this, "locker", lock_commands);
+   add_user(*this, "locker", lock_rules());
    // As on any server with ACL users: nothing runs unauthenticated. (Boost.Redis 1.92 sends the
    // commands queued behind a refused HELLO; a default user that is on would run them.) The
    // server helper is the default user: from here on, only clients that log in talk to it.
@@ -132,11 +136,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_fails_at_once_with_auth_failed)
 
 BOOST_AUTO_TEST_CASE(a_user_denied_evalsha_fails_at_once_with_auth_failed)
 {
-   std::vector<std::string> commands;
-   for (auto const& c : lock_commands)
-      if (c != "+evalsha")
-         commands.push_back(c);
-   add_user(*this, "no-evalsha", commands);
+   add_user(*this, "no-evalsha", without(lock_rules(), "+evalsha"));
    locksmith::report diag;
    auto const ec = lock_once(*this, user_config(*this, "no-evalsha", password), diag);
    BOOST_TEST(ec == error::auth_failed, ec.message());
@@ -152,11 +152,9 @@ BOOST_AUTO_TEST_CASE(a_user_denied_evalsha_fails_at_once_with_auth_failed)
 // all the same: auth_failed, at once.
 BOOST_AUTO_TEST_CASE(a_command_denied_inside_a_script_fails_at_once_with_auth_failed)
 {
-   std::vector<std::string> commands;
-   for (auto const& c : lock_commands)
-      if (c != "+set")
-         commands.push_back(c);
-   add_user(*this, "no-set", commands);
+   auto rules = lock_rules();
+   std::erase(rules, std::string{"+set"});
+   add_user(*this, "no-set", rules);
    locksmith::report diag;
    auto const ec = lock_once(*this, user_config(*this, "no-set", password), diag);
    BOOST_TEST(ec == error::auth_failed, ec.message());
@@ -170,7 +168,7 @@ BOOST_AUTO_TEST_CASE(a_command_denied_inside_a_script_fails_at_once_with_auth_fa
 
 BOOST_AUTO_TEST_CASE(keys_outside_the_users_pattern_fail_with_auth_failed)
 {
-   add_user(*this, "locker", lock_commands);
+   add_user(*this, "locker", lock_rules());
    auto cfg = user_config(*this, "locker", password);
    cfg.prefix = "elsewhere:";
    locksmith::report diag;
@@ -178,6 +176,105 @@ BOOST_AUTO_TEST_CASE(keys_outside_the_users_pattern_fail_with_auth_failed)
    BOOST_TEST(ec == error::auth_failed, ec.message());
    BOOST_TEST_MESSAGE("report: " << diag.message());
    BOOST_TEST(diag.message().find("NOPERM") != std::string::npos, diag.message());
+}
+
+// A single node has no restart quarantine by default, so it needs no INFO: a user without +info
+// (the README's line before issue 24) still locks it.
+BOOST_AUTO_TEST_CASE(a_single_node_needs_no_info)
+{
+   add_user(*this, "no-info", without(lock_rules(), "+info"));
+   locksmith::report diag;
+   auto const ec = lock_once(*this, user_config(*this, "no-info", password), diag);
+   BOOST_TEST(!ec, ec.message() << " " << diag.message());
+   BOOST_TEST(acl_log(*this) == "", "denied: " << acl_log(*this));
+}
+
+// Issue 24, the safety case. 5 nodes, each with the README's user (and the three commands that
+// it names for a plain exec) and with the same user without +info, as the README's line was; a
+// holder takes a lock (TTL 10 s); 3 of the 5 nodes are killed and restarted empty, with the same
+// users. Through the user without +info a second client was handed the held lock: a node whose
+// INFO was denied was trusted. Now such a node does not count, and the attempt fails at once with
+// auth_failed, naming the node and the command in the report and the log. Through the README's
+// line, the quarantine holds.
+BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_acl_user,
+                        servers_fixture)
+{
+   auto const rules = locksmith::test::readme_acl_rules(password, true);
+   auto args = locksmith::test::user_args("locker", rules);
+   auto const no_info = locksmith::test::user_args("no-info", without(rules, "+info"));
+   args.insert(args.end(), no_info.begin(), no_info.end());
+   for (int i = 0; i < 5; ++i)
+      servers.push_back(std::make_unique<redis_server>(args));
+   std::vector<std::string> errors;
+   auto const as = [&](std::string const& user) {
+      auto c = cfg(200ms);
+      for (auto& n : c.nodes)
+         n.insert(std::string_view{"redis://"}.size(), user + ":" + password + "@");
+      c.restart_quarantine = locksmith::config{}.restart_quarantine;  // 30 s for 5 nodes
+      c.logger = [&](locksmith::log_level l, std::string_view line) {
+         if (l == locksmith::log_level::error)
+            errors.emplace_back(line);
+      };
+      return c;
+   };
+   auto const name = unique_key();
+   // A plain exec's lock: the writer of a read-write lock.
+   auto const held = locksmith::lock_options{.ttl = 10s, .wait = 10s, .renew = false};
+   auto const second = locksmith::lock_options{.ttl = 10s, .wait = 1s, .renew = false};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client holder{ioc.get_executor(), as("locker")};
+         locksmith::report diag;
+         auto [hec, hl] = co_await locksmith::async_write_lock(holder, name, held, diag, tuple);
+         BOOST_REQUIRE_MESSAGE(!hec, hec.message() << ": " << diag.message());
+         for (int i = 0; i < 3; ++i)
+            servers[i]->restart();
+
+         {  // Without +info: refused at once, and told why.
+            locksmith::client careless{ioc.get_executor(), as("no-info")};
+            locksmith::report d;
+            auto const t0 = clock_type::now();
+            auto [ec, l] = co_await locksmith::async_write_lock(careless, name, second, d, tuple);
+            BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
+            BOOST_TEST((clock_type::now() - t0 < second.wait), "not at once");
+            std::size_t denied = 0;
+            for (auto const& n : d.nodes)
+               if (n.message.find("INFO server failed (NOPERM") != std::string::npos) {
+                  ++denied;
+                  BOOST_TEST(n.node.starts_with("redis://no-info:***@127.0.0.1:"), n.node);
+                  BOOST_TEST(n.message.find("'info'") != std::string::npos, n.message);
+                  BOOST_TEST((n.ec == error::auth_failed));
+               }
+            BOOST_TEST(denied >= 3u, d.message());  // the vote of each node that said yes
+            BOOST_TEST_MESSAGE("without +info: " << ec.message() << ": " << d.message());
+            if (!ec)
+               co_await careless.async_unlock(l, tuple);
+            co_await careless.async_close(tuple);
+         }
+         BOOST_TEST(!errors.empty());
+         for (auto const& e : errors)
+            BOOST_TEST((e.find("INFO server failed (NOPERM") != std::string::npos &&
+                        e.find("redis://no-info:***@127.0.0.1:") == 0),
+                       e);
+
+         {  // The README's line: the restarted nodes sit out their quarantine.
+            locksmith::client second_client{ioc.get_executor(), as("locker")};
+            locksmith::report d;
+            auto [ec, l] =
+               co_await locksmith::async_write_lock(second_client, name, second, d, tuple);
+            BOOST_TEST(ec, "the held lock was handed out");
+            BOOST_TEST(d.message().find("in restart quarantine") != std::string::npos, d.message());
+            BOOST_TEST_MESSAGE("README's line: " << ec.message() << ": " << d.message());
+            if (!ec)
+               co_await second_client.async_unlock(l, tuple);
+            co_await second_client.async_close(tuple);
+         }
+         auto [uec] = co_await holder.async_unlock(hl, tuple);
+         BOOST_TEST(!uec, uec.message());
+         co_await holder.async_close(tuple);
+      }(),
+      60s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

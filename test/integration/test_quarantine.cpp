@@ -2,10 +2,40 @@
 // Restart quarantine (issue 8): 3 of 5 nodes are killed and restarted empty while a lease is
 // held. Without quarantine a second client gets the lock at once (the hazard, shown first); with
 // it, neither an old client nor a new one gets it until the quarantine has passed. A fleet that
-// no client has used counts at once, with the default quarantine.
+// no client has used counts at once, with the default quarantine, and so does one that a
+// concurrent first client has half marked (issue 24 (a)). A rolling restart spaced as the README
+// says loses no acquisition (issue 24). The README's ACL user: test_acl.cpp.
 #include "support/integration.hpp"
 
+#include <algorithm>
 #include <random>
+
+namespace {
+
+// The run_id of a server's current run.
+std::string run_id(redis_server& s)
+{
+   auto const info = s.text({"INFO", "server"});
+   auto const at = info.find("run_id:") + 7;
+   return info.substr(at, info.find_first_of("\r\n", at) - at);
+}
+
+// A new client locks the name within `opts.wait`, unlocks and closes; the error, if any.
+asio::awaitable<error_code> lock_once(asio::io_context& ioc, locksmith::config cfg,
+                                      std::string name, locksmith::lock_options opts,
+                                      locksmith::report& got)
+{
+   locksmith::client c{ioc.get_executor(), std::move(cfg)};
+   auto [ec, l] = co_await c.async_lock(name, opts, got, tuple);
+   if (!ec)
+      co_await c.async_unlock(l, tuple);
+   co_await c.async_close(tuple);
+   co_return ec;
+}
+
+std::string const mark_key = locksmith::config{}.prefix + "trusted-run";
+
+}  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(restart_quarantine, servers_fixture, *needs_redis_server())
 
@@ -109,35 +139,27 @@ BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
    start(5);
    auto cfg = servers_fixture::cfg(200ms);
    cfg.restart_quarantine = locksmith::config{}.restart_quarantine;  // the default: 30 s for 5
-   auto const mark = cfg.prefix + "trusted-run";
-   auto const run_id = [&](std::size_t i) {
-      auto const info = servers[i]->text({"INFO", "server"});
-      auto const at = info.find("run_id:") + 7;
-      return info.substr(at, info.find_first_of("\r\n", at) - at);
-   };
    auto const name = "fresh-fleet/" + std::to_string(std::random_device{}());
    auto const quick = locksmith::lock_options{.ttl = 5s, .wait = 5s, .renew = false};
-   // A new client locks the name within its wait, unlocks and closes.
-   auto const lock_once = [&]() -> asio::awaitable<void> {
-      locksmith::client c{ioc.get_executor(), cfg};
-      locksmith::report got;
-      auto [ec, l] = co_await c.async_lock(name, quick, got, tuple);
-      BOOST_TEST(!ec, ec.message() << ": " << got.message());
-      if (!ec)
-         co_await c.async_unlock(l, tuple);
-      co_await c.async_close(tuple);
-   };
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         co_await lock_once();  // the first client
-         for (std::size_t i = 0; i < servers.size(); ++i)
-            BOOST_TEST(servers[i]->text({"GET", mark}) == run_id(i), "server " << i);
+         locksmith::report got;
+         auto ec = co_await lock_once(ioc, cfg, name, quick, got);  // the first client
+         BOOST_TEST(!ec, ec.message() << ": " << got.message());
+         // Each mark names its own run first, then the fleet's (every run).
+         for (std::size_t i = 0; i < servers.size(); ++i) {
+            auto const m = servers[i]->text({"GET", mark_key});
+            BOOST_TEST(m.starts_with(run_id(*servers[i])), "server " << i << ": " << m);
+            for (auto const& s : servers)
+               BOOST_TEST(m.find(run_id(*s)) != std::string::npos, "server " << i << ": " << m);
+         }
 
-         co_await lock_once();  // a later one
+         ec = co_await lock_once(ioc, cfg, name, quick, got);  // a later one
+         BOOST_TEST(!ec, ec.message() << ": " << got.message());
 
          servers[0]->restart();
-         BOOST_TEST(servers[0]->text({"EXISTS", mark}) == "0");
+         BOOST_TEST(servers[0]->text({"EXISTS", mark_key}) == "0");
          {
             std::vector<std::string> warnings;
             auto logged = cfg;
@@ -163,6 +185,166 @@ BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
          }
       }(),
       60s);
+}
+
+// Issue 24 (a): a client whose first contact with a new fleet meets it half marked by a
+// concurrent first client (its marks written on 2 nodes, not yet on the other 3) locks within a
+// wait far shorter than the quarantine: the marks name every run of the fleet, the unmarked
+// nodes' too. Marks that name each node's own run alone (what the issue wrote by hand, and what
+// older versions wrote) vouch for no sibling: a restart right after them looks the same, so the
+// unmarked young nodes sit out their quarantine.
+BOOST_AUTO_TEST_CASE(a_new_fleet_half_marked_by_a_concurrent_first_client_counts_at_once)
+{
+   start(5);
+   auto cfg = servers_fixture::cfg(200ms);
+   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;  // the default: 30 s for 5
+   auto const name = "half-marked/" + std::to_string(std::random_device{}());
+   auto const within = locksmith::lock_options{.ttl = 5s, .wait = 3s, .renew = false};
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::report got;
+         auto ec = co_await lock_once(ioc, cfg, name, within, got);  // the first client
+         BOOST_TEST(!ec, ec.message() << ": " << got.message());
+         auto const first_mark = servers[0]->text({"GET", mark_key});
+         for (std::size_t i = 2; i < servers.size(); ++i)
+            BOOST_TEST(servers[i]->text({"DEL", mark_key}) == "1");
+
+         auto const t0 = clock_type::now();
+         ec = co_await lock_once(ioc, cfg, name, within, got);  // the concurrent one
+         BOOST_TEST(!ec, ec.message() << ": " << got.message());
+         BOOST_TEST_MESSAGE("half-marked fleet: locked in " << to_ms(clock_type::now() - t0)
+                                                            << " ms");
+         for (std::size_t i = 2; i < servers.size(); ++i)
+            BOOST_TEST(servers[i]->text({"GET", mark_key}).starts_with(run_id(*servers[i])));
+         BOOST_TEST(servers[0]->text({"GET", mark_key}) == first_mark);  // kept whole
+      }(),
+      60s);
+}
+
+BOOST_AUTO_TEST_CASE(marks_of_single_runs_vouch_for_no_sibling)
+{
+   start(5);
+   auto cfg = servers_fixture::cfg(200ms);
+   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;
+   for (std::size_t i = 0; i < 2; ++i)
+      BOOST_TEST(servers[i]->text({"SET", mark_key, run_id(*servers[i])}) == "OK");
+   auto const name = "single-marks/" + std::to_string(std::random_device{}());
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::report got;
+         auto const ec = co_await lock_once(ioc, cfg, name, {.ttl = 5s, .wait = 1s}, got);
+         BOOST_TEST((ec == error::wait_timeout || ec == error::quorum_unreachable),
+                    ec.message() << ": " << got.message());
+         std::size_t quarantined = 0;
+         for (auto const& n : got.nodes)
+            quarantined += n.message.find("in restart quarantine") != std::string::npos ? 1 : 0;
+         BOOST_TEST(quarantined >= 1u, got.message());
+         // The unmarked ones now hold a mark that vouches for no run: the fleet was in use.
+         for (std::size_t i = 2; i < servers.size(); ++i)
+            BOOST_TEST(servers[i]->text({"GET", mark_key}) == "-", "server " << i);
+      }(),
+      30s);
+}
+
+// Issue 24 (a), as it was met: concurrent first clients of a new fleet. Each locks a name of its
+// own within a wait far shorter than the quarantine, whichever marks it meets.
+BOOST_AUTO_TEST_CASE(concurrent_first_clients_of_a_new_fleet_all_lock)
+{
+   start(5);
+   auto cfg = servers_fixture::cfg(200ms);
+   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;
+   auto const name = "burst/" + std::to_string(std::random_device{}());
+   std::vector<error_code> ecs(8);
+   std::vector<std::string> why(8);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto client = [&](std::size_t i) -> asio::awaitable<void> {
+            locksmith::report got;
+            ecs[i] = co_await lock_once(ioc, cfg, name + "/" + std::to_string(i),
+                                        {.ttl = 5s, .wait = 5s, .renew = false}, got);
+            why[i] = got.message();
+         };
+         task_group g{ioc};
+         for (std::size_t i = 0; i < ecs.size(); ++i)
+            g.spawn(client(i));
+         BOOST_TEST(co_await eventually([&] { return g.running() == 0; }, 30s, 10ms));
+      }(),
+      60s);
+   for (std::size_t i = 0; i < ecs.size(); ++i)
+      BOOST_TEST(!ecs[i], "client " << i << ": " << ecs[i].message() << ": " << why[i]);
+}
+
+// Issue 24: 5 nodes restarted one at a time, each empty, spaced as the README says (the
+// quarantine and one second after the previous one answers again), while two clients lock and
+// unlock one name: no attempt fails, no two hold it at once, and each restarted node says that it
+// sits out its quarantine.
+BOOST_AUTO_TEST_CASE(a_rolling_restart_spaced_by_the_rule_loses_no_acquisition)
+{
+   start(5);
+   constexpr auto quarantine = 2s;
+   auto cfg = servers_fixture::cfg(1s);  // a loaded machine's stall is not a failure
+   cfg.restart_quarantine = quarantine;
+   std::vector<std::string> sat_out;
+   cfg.logger = [&](locksmith::log_level, std::string_view line) {
+      if (line.find("restarted recently") != std::string_view::npos)
+         sat_out.emplace_back(line);
+   };
+   cfg.min_log_level = locksmith::log_level::warning;
+   auto const name = "rolling/" + std::to_string(std::random_device{}());
+   // A TTL within the quarantine: what it protects.
+   auto const opts = locksmith::lock_options{.ttl = 1s, .wait = 10s, .renew = false};
+   int inside = 0, overlaps = 0, failures = 0, grants = 0;
+   bool done = false;
+   std::string failed;
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto worker = [&]() -> asio::awaitable<void> {
+            locksmith::client cl{ioc.get_executor(), cfg};
+            while (!done) {
+               locksmith::report got;
+               auto [ec, l] = co_await cl.async_lock(name, opts, got, tuple);
+               if (ec) {
+                  ++failures;
+                  failed += "\n  " + ec.message() + ": " + got.message();
+                  continue;
+               }
+               ++grants;
+               overlaps += ++inside > 1 ? 1 : 0;
+               co_await sleep_for(20ms);
+               --inside;
+               co_await cl.async_unlock(l, tuple);
+            }
+            co_await cl.async_close(tuple);
+         };
+         task_group g{ioc};
+         for (int c = 0; c < 2; ++c)
+            g.spawn(worker());
+         // The rule: the next restart once the previous node has been up for the quarantine and
+         // one second (Redis counts its uptime in whole seconds); the first once the new fleet
+         // is past its own.
+         auto const spacing = quarantine + 1s + 200ms;
+         co_await sleep_for(spacing);
+         for (auto const& s : servers) {
+            s->restart();
+            co_await sleep_for(spacing);
+         }
+         done = true;
+         BOOST_TEST(co_await eventually([&] { return g.running() == 0; }, 30s, 10ms));
+      }(),
+      90s);
+   BOOST_TEST_MESSAGE("rolling restart: " << grants << " grants, " << failures << " failures, "
+                                          << overlaps << " overlaps");
+   BOOST_TEST(failures == 0, failed);
+   BOOST_TEST(overlaps == 0);
+   BOOST_TEST(grants > 10);
+   for (auto const& s : servers)
+      BOOST_TEST(std::any_of(sat_out.begin(), sat_out.end(),
+                             [&](auto const& line) { return line.starts_with(s->url()); }),
+                 s->url() << " never sat out its quarantine");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

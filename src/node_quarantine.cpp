@@ -23,6 +23,34 @@ constexpr std::chrono::milliseconds uptime_retry{100};
 // who fixes the ACL sees its votes count again without restarting the client.
 constexpr std::chrono::milliseconds unjudged_retry{1000};
 
+using contact_response = redis::response<redis::resp3::node, redis::resp3::node>;
+
+// The replies to INFO server and GET of the mark, as owned texts (error() returns a copy).
+struct contact_texts {
+   explicit contact_texts(contact_response const& resp)
+   {
+      auto const& [i, m] = resp;
+      if (i.has_error())
+         info_error = i.error().diagnostic;
+      else
+         info_text = i->value;
+      if (m.has_error())
+         mark_error = m.error().diagnostic;
+      else if (m->data_type != redis::resp3::type::null)
+         mark = m->value;
+   }
+
+   contact_replies replies() const
+   {
+      return {.info = info_text, .info_error = info_error, .mark = mark, .mark_error = mark_error};
+   }
+
+   std::optional<std::string> info_text;
+   std::string info_error;
+   std::optional<std::string> mark;
+   std::string mark_error;
+};
+
 }  // namespace
 
 bool node_fleet::all_marked() const
@@ -87,33 +115,24 @@ void redis_node::learn_uptime(unsigned connection)
    auto req = std::make_shared<redis::request>();
    req->push("INFO", "server");
    req->push("GET", mark_key_);
-   using reply = redis::response<redis::resp3::node, redis::resp3::node>;
-   auto resp = std::make_shared<reply>();
+   auto resp = std::make_shared<contact_response>();
    exec_command(cmd_, *req, *resp,
                 [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-                   // An answer from an older connection says nothing of the server now; a failed
-                   // one is asked again on the next connection.
+                   // An answer from an older connection says nothing of the server now; a
+                   // failed one is asked again on the next connection.
                    if (ec || connection != std::max(self->connections_, 1u) || self->stopped_)
                       return;
-                   auto const& info = std::get<0>(*resp);
-                   if (info.has_error() && info.error().diagnostic.starts_with("LOADING")) {
-                      // A server that is still loading its data says nothing of its age yet (and is
-                      // the very case the quarantine is for): ask again, distrusted meanwhile.
+                   contact_texts const c{*resp};
+                   if (c.info_error.starts_with("LOADING")) {
+                      // A server that is still loading its data says nothing of its age yet
+                      // (and is the very case the quarantine is for): ask again, distrusted
+                      // meanwhile.
                       return self->judge_again(connection, uptime_retry);
                    }
-                   auto const& mark = std::get<1>(*resp);
-                   contact_replies r;
-                   if (info.has_error())
-                      r.info_error = info.error().diagnostic;
-                   else
-                      r.info = info->value;
-                   if (mark.has_error())
-                      r.mark_error = mark.error().diagnostic;
-                   else if (mark->data_type != redis::resp3::type::null)
-                      r.mark = mark->value;
-                   auto j = judge_run(r, self->mark_key_, std::chrono::steady_clock::now(),
-                                      self->quarantine_);
-                   self->judged(connection, std::move(j), r.mark);
+                   auto const now = std::chrono::steady_clock::now();
+                   self->judged(connection,
+                                judge_run(c.replies(), self->mark_key_, now, self->quarantine_),
+                                c.mark);
                 });
 }
 

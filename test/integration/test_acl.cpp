@@ -270,8 +270,9 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
                co_await second_client.async_unlock(l, tuple);
             co_await second_client.async_close(tuple);
          }
+         // Its key lives on 2 of the 5 nodes: the unlock finds it gone from a majority.
          auto [uec] = co_await holder.async_unlock(hl, tuple);
-         BOOST_TEST(!uec, uec.message());
+         BOOST_TEST((!uec || uec == error::lease_expired), uec.message());
          co_await holder.async_close(tuple);
       }(),
       60s);

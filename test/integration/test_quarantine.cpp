@@ -35,6 +35,15 @@ asio::awaitable<error_code> lock_once(asio::io_context& ioc, locksmith::config c
 
 std::string const mark_key = locksmith::config{}.prefix + "trusted-run";
 
+// A config for the fixture's servers with the default quarantine (30 s for 5 nodes), which their
+// servers, all started a moment ago, are well within.
+locksmith::config with_default_quarantine(servers_fixture const& f)
+{
+   auto c = f.cfg(200ms);
+   c.restart_quarantine = locksmith::config{}.restart_quarantine;
+   return c;
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(restart_quarantine, servers_fixture, *needs_redis_server())
@@ -137,8 +146,7 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
 BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
 {
    start(5);
-   auto cfg = servers_fixture::cfg(200ms);
-   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;  // the default: 30 s for 5
+   auto cfg = with_default_quarantine(*this);
    auto const name = "fresh-fleet/" + std::to_string(std::random_device{}());
    auto const quick = locksmith::lock_options{.ttl = 5s, .wait = 5s, .renew = false};
    run(
@@ -196,8 +204,7 @@ BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
 BOOST_AUTO_TEST_CASE(a_new_fleet_half_marked_by_a_concurrent_first_client_counts_at_once)
 {
    start(5);
-   auto cfg = servers_fixture::cfg(200ms);
-   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;  // the default: 30 s for 5
+   auto cfg = with_default_quarantine(*this);
    auto const name = "half-marked/" + std::to_string(std::random_device{}());
    auto const within = locksmith::lock_options{.ttl = 5s, .wait = 3s, .renew = false};
    run(
@@ -225,8 +232,7 @@ BOOST_AUTO_TEST_CASE(a_new_fleet_half_marked_by_a_concurrent_first_client_counts
 BOOST_AUTO_TEST_CASE(marks_of_single_runs_vouch_for_no_sibling)
 {
    start(5);
-   auto cfg = servers_fixture::cfg(200ms);
-   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;
+   auto const cfg = with_default_quarantine(*this);
    for (std::size_t i = 0; i < 2; ++i)
       BOOST_TEST(servers[i]->text({"SET", mark_key, run_id(*servers[i])}) == "OK");
    auto const name = "single-marks/" + std::to_string(std::random_device{}());
@@ -253,8 +259,7 @@ BOOST_AUTO_TEST_CASE(marks_of_single_runs_vouch_for_no_sibling)
 BOOST_AUTO_TEST_CASE(concurrent_first_clients_of_a_new_fleet_all_lock)
 {
    start(5);
-   auto cfg = servers_fixture::cfg(200ms);
-   cfg.restart_quarantine = locksmith::config{}.restart_quarantine;
+   auto const cfg = with_default_quarantine(*this);
    auto const name = "burst/" + std::to_string(std::random_device{}());
    std::vector<error_code> ecs(8);
    std::vector<std::string> why(8);

@@ -101,18 +101,25 @@ struct config {
    /// held lock to a second owner. The uptime is learned (`INFO server`) when a connection to the
    /// node is made, and advanced on this process's steady clock. It protects every lease whose
    /// TTL is at most the quarantine; a lease with a longer TTL may still be taken over once the
-   /// quarantine has passed, while its key lives on in fewer than a quorum of nodes. A user whom
-   /// an ACL denies INFO gets no quarantine (the node is trusted).
+   /// quarantine has passed, while its key lives on in fewer than a quorum of nodes.
+   ///
+   /// A node whose restarts cannot be judged (its INFO denied by an ACL, or failed, or without
+   /// `uptime_in_seconds`) does not count towards a quorum until a later INFO judges it (asked
+   /// every second): the logger says so once at error, the report names the node and the
+   /// command, and an ACL's denial counts as error::auth_failed, so an operation whose quorum
+   /// such nodes sink fails at once. Give the ACL user `+info`, or set this to 0 to go without.
    ///
    /// A fleet deployed a moment ago is young too, and is not made to wait: a client with a
-   /// quarantine writes the server's `run_id` to the key `prefix + "trusted-run"` of each node
-   /// whose current run it trusts (best effort: an ACL may deny it). A young server whose mark
-   /// holds its own run_id counts at once. If, at a client's first contact, every node is young
-   /// and none holds a mark (of any run), no client with a quarantine has used the fleet: it
-   /// counts at once, for as long as each server keeps the run it had then. The rule's limit: a
-   /// whole fleet restarted empty at the same moment looks new, so a lease taken before that
-   /// lives nowhere; its holder's next renewal finds it lost, and the new holder's fence is the
-   /// higher. Clients with no quarantine neither write nor read marks.
+   /// quarantine writes a mark, the server's `run_id` (and for a new fleet every node's), to the
+   /// key `prefix + "trusted-run"` of each node whose current run it trusts. A young server
+   /// whose run a mark names (on itself or on a sibling) counts early, and so does a fleet in
+   /// which, at a client's first contact, every node is young and none holds a mark (of any run):
+   /// no client with a quarantine has used it, and it counts for as long as each server keeps
+   /// the run it had then. Either only once every node of the client holds a mark of its run
+   /// (an ACL that denies GET or SET of the mark costs the early count, not safety). The rule's
+   /// limit: a fleet whose every node restarted empty within one quarantine looks new, so a
+   /// lease taken before that lives nowhere; its holder's next renewal finds it lost, and the
+   /// new holder's fence is the higher. Clients with no quarantine neither write nor read marks.
    ///
    /// Empty (the default): 30 s with 3 nodes or more, none with fewer (one node has no quorum to
    /// protect). Must not be negative.

@@ -12,21 +12,23 @@
 // behind and subscriptions left over, prints one JSON summary, and exits 1 on an overlap outside a
 // restart's window, a loss signalled after valid_until, a hang, an orphan key, a leftover
 // subscription or a crashed worker (2 when it could not run, or was interrupted).
+// `--scenario` runs an operator's routine operations instead, under the same workers and checks
+// (operations.hpp): slot moves, reshards, failovers and rolling restarts.
 //
 //   locksmith-chaos --duration 60s
 //   locksmith-chaos --nodes 5 --processes 4 --coroutines 8 --names 8 --duration 10m
+//   locksmith-chaos --scenario slot-move,reshard,failover --duration 30s
 #include "../server.hpp"
 #include "delay_proxy.hpp"
 #include "netem.hpp"
+#include "operations.hpp"
+#include "options.hpp"
+#include "processes.hpp"
 #include "worker.hpp"
 
-#include <CLI/CLI.hpp>
-
-#include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <csignal>
 #include <cstdio>
@@ -44,11 +46,17 @@ using clock_type = std::chrono::steady_clock;
 using locksmith::bench::blocking_command;
 using locksmith::bench::chaos_options;
 using locksmith::bench::delay_proxies;
+using locksmith::bench::fork_workers;
+using locksmith::bench::json_text;
+using locksmith::bench::kill_workers;
 using locksmith::bench::max_stamps;
 using locksmith::bench::netem_net;
 using locksmith::bench::now_ns;
+using locksmith::bench::orphan_keys;
+using locksmith::bench::reap_workers;
 using locksmith::bench::redis_process;
 using locksmith::bench::shared_block;
+using locksmith::bench::subscribed_clients;
 
 enum class fault { sigstop, kill_normal, kill_pubsub, restart, delay };
 using fault_counts = std::array<long, 5>;
@@ -71,13 +79,7 @@ struct harness {
    std::string worker_resource;
    std::vector<pid_t> workers;  // not reaped yet
 
-   ~harness()
-   {
-      for (auto pid : workers) {
-         ::kill(pid, SIGKILL);
-         ::waitpid(pid, nullptr, 0);
-      }
-   }
+   ~harness() { kill_workers(workers); }
 
    char const* delay_via() const { return net ? "netem" : proxies ? "proxy" : "off"; }
 
@@ -121,31 +123,6 @@ void start_servers(chaos_options const& o, harness& h)
       h.proxies = std::make_unique<delay_proxies>(h.worker_nodes);
       h.worker_nodes = h.proxies->urls();
    }
-}
-
-void fork_workers(chaos_options const& o, harness& h, shared_block& shm)
-{
-   pid_t const harness_pid = ::getpid();
-   for (int p = 0; p < o.processes; ++p) {
-      pid_t const pid = ::fork();
-      if (pid < 0)
-         throw std::runtime_error("fork failed");
-      if (pid == 0) {
-         // A worker dies with the harness, and leaves Ctrl-C to it: the harness stops it.
-         if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != harness_pid)
-            ::_exit(3);
-         std::signal(SIGINT, SIG_IGN);
-         std::signal(SIGTERM, SIG_DFL);
-         if (h.net && !h.net->enter())
-            ::_exit(3);
-         ::_exit(
-            locksmith::bench::run_worker_process(o, h.worker_nodes, h.worker_resource, shm, p));
-      }
-      h.workers.push_back(pid);
-   }
-   // Its thread only now: a fork() copies only the thread that calls it.
-   if (h.proxies)
-      h.proxies->start();
 }
 
 // One fault, finished before the next: the lock keeps a quorum throughout.
@@ -202,52 +179,6 @@ fault_counts run_faults(chaos_options const& o, harness& h, shared_block& shm)
    return counts;
 }
 
-// Waits for each worker, and counts those that did not exit cleanly. One still running after the
-// wait + 20 s is killed and counts as a hang too.
-long reap_workers(chaos_options const& o, harness& h, shared_block& shm)
-{
-   long crashed = 0;
-   for (auto pid : h.workers) {
-      int status = 0;
-      auto const give_up = clock_type::now() + std::chrono::milliseconds{o.wait_ms} + 20s;
-      while (::waitpid(pid, &status, WNOHANG) == 0 && clock_type::now() < give_up)
-         std::this_thread::sleep_for(10ms);
-      if (clock_type::now() >= give_up) {
-         ::kill(pid, SIGKILL);
-         ::waitpid(pid, &status, 0);
-         ++shm.hangs;
-      }
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-         ++crashed;
-   }
-   h.workers.clear();
-   return crashed;
-}
-
-// Lock keys (not fence keys, nor the restart quarantine's trusted-run mark) still on the node,
-// and connections still subscribed.
-long orphan_keys(std::string const& url)
-{
-   auto const r = blocking_command(
-      url, {"EVAL",
-            "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
-            "if not string.find(k, ':fence$') and k ~= 'chaos:trusted-run' then n = n + 1 end "
-            "end return n",
-            "0"});
-   return r ? std::stol(*r) : -1;
-}
-
-long subscribed_clients(std::string const& url)
-{
-   auto const r = blocking_command(url, {"CLIENT", "LIST", "TYPE", "pubsub"});
-   if (!r)
-      return -1;
-   long n = 0;
-   for (char c : *r)
-      n += c == '\n' ? 1 : 0;
-   return n;
-}
-
 // Overlaps within a restart's reach (TTL + quarantine after it) are the RedLock hazard that the
 // quarantine bounds; any other overlap is a bug.
 long overlaps_near_restart(chaos_options const& o, shared_block const& shm)
@@ -265,13 +196,6 @@ long overlaps_near_restart(chaos_options const& o, shared_block const& shm)
             break;
          }
    return near_restart;
-}
-
-std::string json_text(std::string s)
-{
-   for (auto& c : s)
-      c = c == '"' ? '\'' : c == '\\' || static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-   return s;
 }
 
 struct outcome {
@@ -307,55 +231,17 @@ bool report(chaos_options const& o, harness const& h, shared_block const& shm, o
           r.leftover != 0 || r.crashed > 0;
 }
 
-// -1 to run, else the exit status.
-int parse_options(int argc, char** argv, chaos_options& o)
-{
-   std::string duration = "60s";
-   CLI::App app{
-      "locksmith-chaos: mutual exclusion under random faults, on redis-servers of its own"};
-   app.add_option("--nodes", o.nodes, "lock nodes to start (default 5)")->check(CLI::Range(1, 15));
-   app.add_option("--processes", o.processes, "worker processes (default 4)")
-      ->check(CLI::Range(1, 64));
-   app.add_option("--coroutines", o.coroutines, "coroutines per process (default 8)")
-      ->check(CLI::Range(1, 256));
-   app.add_option("--names", o.names, "lock names (default 8)")->check(CLI::Range(1, 100000));
-   app.add_option("--duration", duration, "how long to inject faults, e.g. 60s, 10m (default 60s)");
-   app.add_option("--hold-ms", o.hold_ms,
-                  "each holder holds for a random time below this; a loss ends it (default 1)")
-      ->check(CLI::Range(1, 600000));
-   app.add_option("--ttl-ms", o.ttl_ms, "lease TTL (default 2000; renewed by the watchdog)")
-      ->check(CLI::Range(200, 600000));
-   app.add_option("--quarantine-ms", o.quarantine_ms, "config::restart_quarantine (default 3000)")
-      ->check(CLI::NonNegativeNumber);
-   app.add_flag("!--no-restarts", o.restarts, "no kill -9 and empty restarts");
-   app.add_flag("!--no-delay", o.delay,
-                "no network delay (tc netem as root where the kernel has it, else a TCP proxy)");
-   try {
-      app.parse(argc, argv);
-   } catch (CLI::ParseError const& e) {
-      return app.exit(e);
-   }
-   auto const unit = duration.find_first_not_of("0123456789");
-   if (unit == 0 || unit == std::string::npos ||
-       (duration.substr(unit) != "s" && duration.substr(unit) != "m")) {
-      std::cerr << "locksmith-chaos: --duration takes e.g. 60s or 10m\n";
-      return 2;
-   }
-   o.seconds = std::stoi(duration.substr(0, unit)) * (duration.substr(unit) == "m" ? 60 : 1);
-   return -1;
-}
-
 // Everything but the report; throws std::runtime_error when a server cannot be run.
 outcome run(chaos_options const& o, harness& h, shared_block& shm)
 {
-   // A signal ends the run early but cleanly: the namespace and the servers must not stay behind.
-   std::signal(SIGINT, on_signal);
-   std::signal(SIGTERM, on_signal);
    choose_delay(o, h);
    start_servers(o, h);
    // The servers are new: let them pass the restart quarantine before the workers start.
    std::this_thread::sleep_for(std::chrono::milliseconds{o.quarantine_ms});
-   fork_workers(o, h, shm);
+   h.workers = fork_workers(o, h.worker_nodes, h.worker_resource, shm, h.net.get());
+   // The proxies' thread only now: a fork() copies only the thread that calls it.
+   if (h.proxies)
+      h.proxies->start();
    outcome r;
    auto const t0 = clock_type::now();
    r.faults = run_faults(o, h, shm);
@@ -363,7 +249,7 @@ outcome run(chaos_options const& o, harness& h, shared_block& shm)
    std::this_thread::sleep_for(std::chrono::milliseconds{o.ttl_ms});
    r.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
    shm.stop = true;
-   r.crashed = reap_workers(o, h, shm);
+   r.crashed = reap_workers(o, h.workers, shm);
    if (h.proxies)
       h.proxies->stop();  // the workers' connections to the nodes go before the nodes are checked
    for (auto const& n : h.nodes) {
@@ -374,18 +260,12 @@ outcome run(chaos_options const& o, harness& h, shared_block& shm)
    return r;
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
+// The fault mode: random faults on single nodes.
+int run_faults_mode(chaos_options const& o)
 {
-   chaos_options o;
-   if (int const status = parse_options(argc, argv, o); status >= 0)
-      return status;
-   auto* shm = static_cast<shared_block*>(::mmap(
-      nullptr, sizeof(shared_block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-   if (shm == MAP_FAILED)
+   auto* const shm = locksmith::bench::map_shared_block();
+   if (!shm)
       return 2;
-   new (shm) shared_block{};
    harness h;
    try {
       auto const r = run(o, h, *shm);
@@ -395,4 +275,27 @@ int main(int argc, char** argv)
       std::cerr << "locksmith-chaos: " << e.what() << "\n";
       return 2;
    }
+}
+
+}  // namespace
+
+// Each scenario in turn, each on servers of its own; the worst exit status.
+int main(int argc, char** argv)
+{
+   locksmith::bench::request q;
+   if (int const status = locksmith::bench::parse_options(argc, argv, q); status >= 0)
+      return status;
+   // A signal ends the run early but cleanly: the namespace and the servers must not stay behind.
+   std::signal(SIGINT, on_signal);
+   std::signal(SIGTERM, on_signal);
+   int worst = 0;
+   for (auto const& name : q.scenarios) {
+      if (interrupted)
+         break;
+      int const status = name == "faults"
+                            ? run_faults_mode(q.o)
+                            : locksmith::bench::run_operation_scenario(name, q.o, q.x, interrupted);
+      worst = std::max(worst, status);
+   }
+   return worst;
 }

@@ -13,6 +13,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/redis/connection.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <random>
 
@@ -113,6 +115,69 @@ private:
    shared_block& shm_;
 };
 
+// Enters the resource, makes a fenced write, holds for a while (unless the lease was lost
+// meanwhile: the loss ends the hold) and leaves.
+asio::awaitable<void> hold_the_resource(chaos_options const& o, redis::connection& resource,
+                                        shared_block& shm, locksmith::lease& l,
+                                        asio::steady_timer& hold, std::string const& name,
+                                        std::mt19937& rng)
+{
+   auto const occupancy = co_await eval(resource, enter_script, "occ:" + name);
+   if (occupancy > 1) {
+      ++shm.overlaps;
+      auto const i = shm.overlap_count++;
+      if (i < max_stamps)
+         shm.overlap_at[i] = now_ns();
+   }
+   auto const wrote =
+      co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
+   if (wrote == 0)
+      ++shm.stale_writes;
+   if (occupancy < 0 || wrote < 0)
+      ++shm.resource_errors;
+   if (!l.lost()) {
+      hold.expires_after(
+         std::chrono::microseconds{rng() % (1000u * static_cast<unsigned>(o.hold_ms))});
+      co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
+   }
+   if (co_await eval(resource, leave_script, "occ:" + name) < 0)
+      ++shm.resource_errors;
+}
+
+// Times one grant of name `i` (one of the first max_tracked_names): the gap since the later of
+// its previous grant and this attempt's start, and its first grant after an operation began.
+void record_grant(shared_block& shm, std::size_t i, std::int64_t started, std::int64_t now)
+{
+   if (i >= max_tracked_names)
+      return;
+   auto const gap = now - std::max(shm.last_grant_ns[i].exchange(now), started);
+   for (auto m = shm.max_gap_ns.load(); gap > m && !shm.max_gap_ns.compare_exchange_weak(m, gap);) {
+   }
+   // An entry before the mark is from an earlier operation: this grant is the first since.
+   auto const mark = shm.op_mark_ns.load();
+   auto& first = shm.first_grant_after_mark_ns[i];
+   for (auto f = first.load(); f < mark && now >= mark && !first.compare_exchange_weak(f, now);) {}
+}
+
+// Whether an operation ran during an attempt (the epoch is odd while one runs, and changes when
+// one starts or ends): 1 if so, else 0.
+std::size_t during_operation(shared_block const& shm, std::int64_t epoch_before)
+{
+   return (epoch_before % 2) != 0 || shm.op_epoch.load() != epoch_before ? 1 : 0;
+}
+
+void record_wait(shared_block& shm, std::int64_t epoch_before, std::int64_t started,
+                 std::int64_t now)
+{
+   auto const ms = static_cast<std::size_t>((now - started) / 1'000'000);
+   ++shm.wait_ms[during_operation(shm, epoch_before)][std::min(ms, wait_buckets - 1)];
+}
+
+std::string name_of(chaos_options const& o, std::size_t i)
+{
+   return o.labels.empty() ? "n" + std::to_string(i) : o.labels[i];
+}
+
 asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
                              redis::connection& resource, shared_block& shm, unsigned seed)
 {
@@ -122,41 +187,32 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
    loss_watch watch{ex, shm};
    auto const opts = locksmith::lock_options{.ttl = std::chrono::milliseconds{o.ttl_ms},
                                              .wait = std::chrono::milliseconds{o.wait_ms}};
+   auto const names = o.labels.empty() ? static_cast<std::size_t>(o.names) : o.labels.size();
    while (!shm.stop.load()) {
-      auto const name = "n" + std::to_string(rng() % static_cast<unsigned>(o.names));
+      auto const index = rng() % names;
+      auto const name = name_of(o, index);
       auto const t0 = clock_type::now();
+      auto const epoch = shm.op_epoch.load();
+      ++shm.attempts;
       auto [ec, l] = co_await locks.async_lock(name, opts, tuple);
       if (clock_type::now() - t0 > opts.wait + 1s)
          ++shm.hangs;
       if (ec) {
          ++shm.lock_errors;
+         ++shm.lock_error_kind[during_operation(shm, epoch)][error_kind_index(ec)];
          continue;
       }
+      auto const granted = now_ns();
+      ++shm.grants;
+      record_grant(shm, index, t0.time_since_epoch().count(), granted);
+      record_wait(shm, epoch, t0.time_since_epoch().count(), granted);
       watch.start(l, hold);
-      auto const occupancy = co_await eval(resource, enter_script, "occ:" + name);
-      if (occupancy > 1) {
-         ++shm.overlaps;
-         auto const i = shm.overlap_count++;
-         if (i < max_stamps)
-            shm.overlap_at[i] = now_ns();
-      }
-      auto const wrote =
-         co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
-      if (wrote == 0)
-         ++shm.stale_writes;
-      if (occupancy < 0 || wrote < 0)
-         ++shm.resource_errors;
-      // Holds for a while, unless the lease was lost meanwhile: the loss ends the hold.
-      if (!l.lost()) {
-         hold.expires_after(
-            std::chrono::microseconds{rng() % (1000u * static_cast<unsigned>(o.hold_ms))});
-         co_await hold.async_wait(asio::as_tuple(asio::use_awaitable));
-      }
-      if (co_await eval(resource, leave_script, "occ:" + name) < 0)
-         ++shm.resource_errors;
+      co_await hold_the_resource(o, resource, shm, l, hold, name, rng);
       auto [uec] = co_await locks.async_unlock(l, tuple);
-      if (uec && uec != locksmith::error::lease_lost)
+      if (uec && uec != locksmith::error::lease_lost) {
          ++shm.unlock_errors;
+         ++shm.unlock_error_kind[error_kind_index(uec)];
+      }
       // The watch reads the lease when it fires: keep the lease until the wait has completed.
       co_await watch.finish();
       ++shm.cycles;
@@ -172,7 +228,8 @@ int run_worker_process(chaos_options const& o, std::vector<std::string> const& n
    asio::io_context ioc{1};
    locksmith::config cfg{.nodes = nodes,
                          .prefix = "chaos:",
-                         .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms}};
+                         .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms},
+                         .wait_replicas = o.wait_replicas};
    locksmith::client locks{ioc.get_executor(), cfg};
    redis::connection resource{ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
@@ -199,6 +256,42 @@ int run_worker_process(chaos_options const& o, std::vector<std::string> const& n
                      });
    ioc.run();
    return 0;
+}
+
+std::size_t error_kind_index(boost::system::error_code const& ec)
+{
+   auto const v = static_cast<std::size_t>(ec.value());
+   return ec.category() == locksmith::error_category() && v < error_kinds ? v : 0;
+}
+
+std::string error_kind_name(std::size_t i)
+{
+   static constexpr char const* names[] = {"other",
+                                           "invalid_argument",
+                                           "lock_taken",
+                                           "wait_timeout",
+                                           "quorum_unreachable",
+                                           "lease_lost",
+                                           "not_owner",
+                                           "lease_expired",
+                                           "not_held",
+                                           "unexpected_reply",
+                                           "validity_expired",
+                                           "auth_failed",
+                                           "tls_failed",
+                                           "not_enough_replicas"};
+   return i < std::size(names) ? names[i] : "locksmith_error_" + std::to_string(i);
+}
+
+void begin_operation(shared_block& shm)
+{
+   shm.op_mark_ns = now_ns();
+   ++shm.op_epoch;
+}
+
+void end_operation(shared_block& shm)
+{
+   ++shm.op_epoch;
 }
 
 }  // namespace locksmith::bench

@@ -4,6 +4,8 @@
 #ifndef LOCKSMITH_CHAOS_WORKER_HPP
 #define LOCKSMITH_CHAOS_WORKER_HPP
 
+#include <boost/system/error_code.hpp>
+
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -19,9 +21,14 @@ struct chaos_options {
    int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
    int hold_ms = 1;  // each holder holds for a random time below this
    bool restarts = true, delay = true;
+   unsigned wait_replicas = 0;       // config::wait_replicas
+   std::vector<std::string> labels;  // the names to lock; empty: n0 .. n<names-1>
 };
 
 constexpr std::size_t max_stamps = 4096;
+constexpr std::size_t max_tracked_names = 256;  // names whose grants are timed (the first ones)
+constexpr std::size_t error_kinds = 32;         // [v]: locksmith::error v; [0]: any other error
+constexpr std::size_t wait_buckets = 60'000;    // an attempt's wait, by the millisecond
 
 // Shared by the harness and its forked workers (an anonymous shared mapping).
 struct shared_block {
@@ -33,7 +40,30 @@ struct shared_block {
    std::atomic<std::size_t> overlap_count{0}, restart_count{0};
    std::atomic<std::int64_t> overlap_at[max_stamps];  // steady ns of each overlap
    std::atomic<std::int64_t> restart_at[max_stamps];  // steady ns of each kill -9 + restart
+
+   // What an operation scenario measures (the fault mode fills them in as well).
+   std::atomic<long> attempts{0}, grants{0};
+   std::atomic<long> lock_error_kind[2][error_kinds];  // [1]: the attempt overlapped an operation
+   std::atomic<long> unlock_error_kind[error_kinds];
+   std::atomic<long> wait_ms[2][wait_buckets];  // [1]: the attempt overlapped an operation
+   std::atomic<std::int64_t> op_epoch{0};       // odd while the harness runs an operation
+   std::atomic<std::int64_t> op_mark_ns{0};     // the start of the last operation
+   std::atomic<std::int64_t> last_grant_ns[max_tracked_names];
+   std::atomic<std::int64_t>
+      first_grant_after_mark_ns[max_tracked_names];  // < op_mark_ns: none yet
+   std::atomic<std::int64_t> max_gap_ns{0};  // the longest a wanted name went without a grant
 };
+
+/// The slot of error_kinds that counts `ec`.
+std::size_t error_kind_index(boost::system::error_code const& ec);
+
+/// The name of error_kinds slot `i`, for the report: the locksmith::error enumerator, or "other".
+std::string error_kind_name(std::size_t i);
+
+/// An operation begins (it sets op_mark_ns): the attempts that overlap it count as waits during
+/// an operation, and the first grant of each name after it is recorded.
+void begin_operation(shared_block& shm);
+void end_operation(shared_block& shm);
 
 inline std::int64_t now_ns()
 {

@@ -32,19 +32,24 @@ cluster_group::cluster_group(std::size_t n)
 {}
 
 std::unique_ptr<redis_server> cluster_group::start_node(std::string const& name,
-                                                        char const* node_timeout)
+                                                        std::string const& node_timeout)
 {
    auto const file = dir_.file("nodes-" + name + ".conf");
+   // A replica syncs at once, as sentinel_group's do: Redis's default waits 5 s for more
+   // replicas before a full sync, and a master restarted after a failover rejoins with one.
    return std::make_unique<redis_server>(std::vector<std::string>{
       "--cluster-enabled", "yes", "--cluster-config-file", file, "--cluster-node-timeout",
-      node_timeout, "--dbfilename", "dump-" + name + ".rdb", "--dir", dir_.path.string()});
+      node_timeout, "--dbfilename", "dump-" + name + ".rdb", "--dir", dir_.path.string(),
+      "--repl-diskless-sync-delay", "0"});
 }
 
-cluster_group::cluster_group(std::size_t n, bool with_replicas)
+cluster_group::cluster_group(std::size_t n, bool with_replicas, std::chrono::milliseconds timeout)
 {
    // Without replicas, a long node timeout: a loaded machine must not see a master fail. With
    // them, a short one, so that a killed master fails over quickly.
-   char const* const node_timeout = with_replicas ? "1500" : "15000";
+   auto const node_timeout = timeout > timeout.zero() ? std::to_string(timeout.count())
+                             : with_replicas          ? std::string{"1500"}
+                                                      : std::string{"15000"};
    for (std::size_t i = 0; i < n; ++i)
       masters_.push_back(start_node(std::to_string(i), node_timeout));
    if (with_replicas)

@@ -7,6 +7,7 @@
 #include "support/redis_server.hpp"
 #include "support/temp_dir.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -23,8 +24,10 @@ public:
    /// With `with_replicas`, each master also gets a replica, and every node a short
    /// cluster-node-timeout (1500 ms), so that a killed master fails over in a few seconds; the
    /// constructor then also waits (at most 30 s) until each replica is its master's, with its
-   /// replication link up.
-   cluster_group(std::size_t masters, bool with_replicas);
+   /// replication link up. A `node_timeout` above zero is every node's cluster-node-timeout
+   /// instead (the chaos kit's failover measures it against the time to promote a replica).
+   cluster_group(std::size_t masters, bool with_replicas,
+                 std::chrono::milliseconds node_timeout = {});
 
    std::size_t size() const { return masters_.size(); }
    /// The master given its slots at the start (after a failover, no longer a master).
@@ -60,7 +63,8 @@ public:
 private:
    bool ready() const;
    bool replicas_ready() const;
-   std::unique_ptr<redis_server> start_node(std::string const& name, char const* node_timeout);
+   std::unique_ptr<redis_server> start_node(std::string const& name,
+                                            std::string const& node_timeout);
 
    temp_dir dir_{"locksmith-cluster"};
    std::vector<std::unique_ptr<redis_server>> masters_;

@@ -77,8 +77,12 @@ sentinel_group::sentinel_group()
 
 bool sentinel_group::ready() const
 {
-   auto const wanted =
-      "address=127.0.0.1:" + std::to_string(master_.port()) + ",slaves=1,sentinels=3";
+   return ready_with_master(master_.port());
+}
+
+bool sentinel_group::ready_with_master(std::uint16_t port) const
+{
+   auto const wanted = "address=127.0.0.1:" + std::to_string(port) + ",slaves=1,sentinels=3";
    for (auto const& s : sentinels_)
       if (!has(info_section(*s, "sentinel"), wanted))
          return false;

@@ -36,6 +36,13 @@ public:
    /// True when every Sentinel names the server on `port` as the master.
    bool names_master(std::uint16_t port) const;
 
+   /// True when every Sentinel names the server on `port` as the master, with one replica and
+   /// the two other Sentinels known: a failover could happen again.
+   bool ready_with_master(std::uint16_t port) const;
+
+   /// Sentinel i of 3, e.g. for `SENTINEL FAILOVER mymaster`.
+   redis_server& sentinel(std::size_t i) { return *sentinels_.at(i); }
+
    /// Cuts the replica off its master for good, while both keep running: the replica's next
    /// authentication to the master is made to fail, then the master drops its link. Returns
    /// once the master has no replica, so that no later write reaches it.

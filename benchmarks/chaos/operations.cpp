@@ -79,13 +79,16 @@ private:
 void apply_defaults(std::string const& name, chaos_options& o, ops_options const& x)
 {
    bool const cluster = name != "rolling-restart";
+   bool const failover = name.ends_with("failover");
+   // A kill -9 or a Sentinel's failover takes seconds: leases and waits that outlast it.
+   bool const long_failover = name == "failover" || name == "sentinel-failover";
    o.nodes = cluster ? 1 : 5;
    o.quarantine_ms = cluster ? 0 : 3000;
-   o.ttl_ms = name == "failover" ? 10'000 : 2000;
-   o.wait_ms = name == "failover" ? 15'000 : name == "rolling-restart" ? 3000 : 5000;
-   o.wait_replicas = x.wait_replicas >= 0                              ? x.wait_replicas
-                     : name == "failover" || name == "manual-failover" ? 1u
-                                                                       : 0u;
+   o.ttl_ms = long_failover ? 10'000 : 2000;
+   o.wait_ms = long_failover ? 20'000 : name == "rolling-restart" ? 3000 : 5000;
+   o.wait_replicas = x.wait_replicas >= 0 ? static_cast<unsigned>(x.wait_replicas)
+                     : failover           ? 1u
+                                          : 0u;
    o.nodes = x.nodes.value_or(o.nodes);
    o.ttl_ms = x.ttl_ms.value_or(o.ttl_ms);
    o.wait_ms = x.wait_ms.value_or(o.wait_ms);
@@ -230,6 +233,15 @@ verdict judge(std::string const& name, chaos_options const& o, ops_options const
    return v;
 }
 
+// [a,b,...] in whole ms.
+std::string ms_list(std::vector<double> const& v)
+{
+   std::string s = "[";
+   for (auto const ms : v)
+      s += (s.size() > 1 ? "," : "") + std::to_string(static_cast<long>(ms));
+   return s + "]";
+}
+
 bool report(std::string const& name, chaos_options const& o, ops_options const& x,
             scenario const& sc, shared_block const& shm, record const& r)
 {
@@ -247,7 +259,9 @@ bool report(std::string const& name, chaos_options const& o, ops_options const& 
      << ",\"coroutines\":" << o.coroutines << ",\"names\":" << tracked(o)
      << ",\"ttl_ms\":" << o.ttl_ms << ",\"wait_ms\":" << o.wait_ms
      << ",\"wait_replicas\":" << o.wait_replicas << sc.json_fields() << ",\"seconds\":" << r.seconds
-     << ",\"operations\":" << r.op_ms.size() << ",\"op_ms_p50\":" << percentile(r.op_ms, 0.5)
+     << ",\"operations\":" << r.op_ms.size() << ",\"op_ms\":" << ms_list(r.op_ms)
+     << ",\"first_grant_after_op_ms\":" << ms_list(r.first_grant_ms)
+     << ",\"op_ms_p50\":" << percentile(r.op_ms, 0.5)
      << ",\"op_ms_max\":" << percentile(r.op_ms, 1.0) << ",\"attempts\":" << shm.attempts.load()
      << ",\"grants\":" << shm.grants.load() << ",\"errors\":" << errors
      << ",\"errors_during_ops\":" << errors_during << ",\"unlock_errors\":" << unlock_errors
@@ -308,8 +322,9 @@ int run_operation_scenario(std::string const& name, chaos_options o, ops_options
       return 2;
    worker_guard workers;
    try {
-      auto sc =
-         name == "rolling-restart" ? make_rolling_restart(o, x) : make_cluster_scenario(name, o, x);
+      auto sc = name == "rolling-restart"     ? make_rolling_restart(o, x)
+                : name == "sentinel-failover" ? make_sentinel_failover(o, x)
+                                              : make_cluster_scenario(name, o, x);
       redis_process resource;
       workers.pids = fork_workers(o, sc->worker_nodes(), resource.url(), *shm);
       warm_up(o, *shm);

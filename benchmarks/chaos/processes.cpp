@@ -11,6 +11,7 @@
 
 #include <csignal>
 #include <new>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -98,9 +99,11 @@ long subscribed_clients(std::string const& url)
    auto const r = blocking_command(url, {"CLIENT", "LIST", "TYPE", "pubsub"});
    if (!r)
       return -1;
+   // A Sentinel's own connection to the servers it monitors is subscribed too: not ours.
    long n = 0;
-   for (char c : *r)
-      n += c == '\n' ? 1 : 0;
+   std::istringstream lines{*r};
+   for (std::string line; std::getline(lines, line);)
+      n += line.empty() || line.find("name=sentinel-") != std::string::npos ? 0 : 1;
    return n;
 }
 

@@ -37,7 +37,7 @@ void kill_workers(std::vector<pid_t>& pids) noexcept;
 /// -1 when it cannot be asked.
 long orphan_keys(std::string const& url);
 
-/// Connections still subscribed on the node; -1 when it cannot be asked.
+/// Connections still subscribed on the node, a Sentinel's aside; -1 when it cannot be asked.
 long subscribed_clients(std::string const& url);
 
 /// `s` made safe inside a JSON string: quotes become ', controls and backslashes spaces.

@@ -5,6 +5,7 @@
 #include "cluster_view.hpp"
 #include "netem.hpp"
 #include "operations.hpp"
+#include "processes.hpp"
 
 #include "support/cluster_group.hpp"
 #include "support/sentinel_group.hpp"
@@ -73,13 +74,13 @@ public:
    std::vector<std::string> check_urls() const override { return view_.live_urls(); }
    bool keeps_leases() const override { return name_ != "failover"; }
 
-   double operate(int k) override
+   double operate(int k, std::function<void()> const& begin) override
    {
       if (name_ == "slot-move")
-         return move_by_hand(moved_slots[k % 2]);
+         return move_by_hand(moved_slots[k % 2], begin);
       if (name_ == "reshard")
-         return reshard();
-      return name_ == "failover" ? kill_master() : manual_failover();
+         return reshard(begin);
+      return name_ == "failover" ? kill_master(begin) : manual_failover(begin);
    }
 
    void settle() override
@@ -98,7 +99,7 @@ public:
               ",\"moved_slots\":" + (name_ == "reshard" ? "2" : "1") +
               ",\"migrate_batch\":" + (name_ == "reshard" ? "10" : std::to_string(x_.batch));
       if (name_ == "failover")
-         f += ",\"promotion_ms_max\":" + std::to_string(static_cast<long>(promoted_ms_));
+         f += ",\"promotion_ms\":" + ms_list(promoted_ms_);
       if (name_ == "manual-failover")
          f += ",\"cluster_failover_retries\":" + std::to_string(failover_retries_);
       return f;
@@ -151,11 +152,12 @@ private:
       throw std::runtime_error("no master on port " + std::to_string(from.port()));
    }
 
-   double move_by_hand(std::uint16_t slot)
+   double move_by_hand(std::uint16_t slot, std::function<void()> const& begin)
    {
       auto& from = view_.owner(slot);
       auto& to = next_master(from);
       auto const s = std::to_string(slot);
+      begin();
       auto const t0 = clock_type::now();
       expect_status(to, {"CLUSTER", "SETSLOT", s, "IMPORTING", view_.id(from)});
       expect_status(from, {"CLUSTER", "SETSLOT", s, "MIGRATING", view_.id(to)});
@@ -181,10 +183,11 @@ private:
    }
 
    // The stock tool: it moves the source's lowest slots, which are the two of the names.
-   double reshard()
+   double reshard(std::function<void()> const& begin)
    {
       auto& from = view_.owner(moved_slots[0]);
       auto& to = next_master(from);
+      begin();
       auto const t0 = clock_type::now();
       auto const out =
          run_command({"redis-cli", "--cluster", "reshard",
@@ -206,25 +209,27 @@ private:
    // empty as the slots' master), the old master comes back, empty, with its cluster config,
    // and rejoins as the new master's replica. The operation lasts until that replica has synced:
    // until then a master has no replica, and grants with wait_replicas = 1 cannot be made.
-   double kill_master()
+   double kill_master(std::function<void()> const& begin)
    {
       auto& old = view_.owner(moved_slots[0]);
       auto& next = view_.replica_of(old);
+      begin();
       auto const t0 = clock_type::now();
       old.kill();
       if (!test::wait_until([&] { return view_.is_master(next); }, 60s))
          throw std::runtime_error("no replica was promoted within 60 s of the kill");
-      promoted_ms_ = std::max(promoted_ms_, ms_since(t0));
+      promoted_ms_.push_back(ms_since(t0));
       old.restart();
       settle();
       return ms_since(t0);
    }
 
    // CLUSTER FAILOVER on the names' master's replica: the two swap roles, with no write lost.
-   double manual_failover()
+   double manual_failover(std::function<void()> const& begin)
    {
       auto& old = view_.owner(moved_slots[0]);
       auto& next = view_.replica_of(old);
+      begin();
       auto const t0 = clock_type::now();
       // A manual failover that does not complete in time (the replica did not catch up on a
       // loaded machine) is given up by Redis; an operator runs it again.
@@ -242,7 +247,7 @@ private:
    bool failover_;
    test::cluster_group group_;
    cluster_view view_;
-   double promoted_ms_ = 0;
+   std::vector<double> promoted_ms_;
    long failover_retries_ = 0;
 };
 

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,17 +38,17 @@ public:
    virtual ~scenario() = default;
    /// config::nodes of the workers.
    virtual std::vector<std::string> worker_nodes() const = 0;
-   /// Operation k; the harness marks its start and end around it. Returns how long it took, in
-   /// ms (for a failover: until the replica was promoted). Throws std::runtime_error when the
-   /// operation itself failed.
-   virtual double operate(int k) = 0;
+   /// Operation k. Calls `begin` (which marks the operation's start for the workers) right
+   /// before its first action, and returns how long it took from there, in ms. Throws
+   /// std::runtime_error when the operation itself failed.
+   virtual double operate(int k, std::function<void()> const& begin) = 0;
    /// Waits until the servers are ready for the next operation (a restarted node resynced).
    virtual void settle() {}
    /// The nodes checked at the end for lock keys left and subscriptions left over.
    virtual std::vector<std::string> check_urls() const = 0;
    /// More fields of the scenario's JSON line, each starting with a comma.
    virtual std::string json_fields() const { return {}; }
-   /// Whether an unlock error or a lost lease is a failure: not where a master is killed.
+   /// Whether a lost lease is a failure: not where a master's last writes may be lost.
    virtual bool keeps_leases() const { return true; }
    /// The least time from one operation's start to the next's.
    virtual std::chrono::milliseconds spacing() const { return {}; }

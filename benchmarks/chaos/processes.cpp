@@ -107,6 +107,14 @@ long subscribed_clients(std::string const& url)
    return n;
 }
 
+std::string ms_list(std::vector<double> const& ms)
+{
+   std::string s = "[";
+   for (auto const v : ms)
+      s += (s.size() > 1 ? "," : "") + std::to_string(static_cast<long>(v));
+   return s + "]";
+}
+
 std::string json_text(std::string s)
 {
    for (auto& c : s)

@@ -40,6 +40,9 @@ long orphan_keys(std::string const& url);
 /// Connections still subscribed on the node, a Sentinel's aside; -1 when it cannot be asked.
 long subscribed_clients(std::string const& url);
 
+/// `[a,b,...]`: each in whole ms.
+std::string ms_list(std::vector<double> const& ms);
+
 /// `s` made safe inside a JSON string: quotes become ', controls and backslashes spaces.
 std::string json_text(std::string s);
 

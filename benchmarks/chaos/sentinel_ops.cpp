@@ -23,9 +23,10 @@ public:
    // The old master takes writes until the Sentinels demote it, and they are lost then.
    bool keeps_leases() const override { return false; }
 
-   double operate(int) override
+   double operate(int, std::function<void()> const& begin) override
    {
       auto& next = master_is_first() ? group_.replica() : group_.master();
+      begin();
       auto const t0 = clock_type::now();
       auto const r =
          group_.sentinel(0).command({"SENTINEL", "FAILOVER", test::sentinel_group::master_name});

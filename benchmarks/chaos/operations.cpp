@@ -28,11 +28,13 @@ double ms_between(clock_type::time_point from, clock_type::time_point to)
    return std::chrono::duration<double, std::milli>(to - from).count();
 }
 
-// 5 single nodes restarted empty one at a time, `spacing` apart (start to start).
+// 5 single nodes restarted empty one at a time. By the README's rule (Restarting nodes), the
+// next restart comes once the previous node has been up for the quarantine, and --pause-ms (1 s)
+// more; --restart-spacing-ms instead starts them that far apart, whatever the quarantine.
 class rolling_restart final : public scenario {
 public:
    rolling_restart(chaos_options const& o, ops_options const& x)
-       : spacing_{x.spacing_ms > 0 ? x.spacing_ms : o.quarantine_ms + 1000}
+       : spacing_{x.spacing_ms}
        , quarantine_{o.quarantine_ms}
    {
       for (int i = 0; i < o.nodes; ++i)
@@ -49,8 +51,8 @@ public:
    }
    std::chrono::milliseconds spacing() const override { return spacing_; }
 
-   // The operation lasts until the node is back in the vote: its restart, then its quarantine
-   // (counted from its start, as the client counts it from the server's uptime).
+   // By the rule, the operation lasts until the node is back in the vote: its restart, then its
+   // quarantine (counted from its start, as the client counts it from the server's uptime).
    double operate(int k, std::function<void()> const& begin) override
    {
       begin();
@@ -58,20 +60,22 @@ public:
       nodes_[static_cast<std::size_t>(k) % nodes_.size()]->restart();
       auto const restarted = clock_type::now();
       restart_ms_ = std::max(restart_ms_, ms_between(t0, restarted));
-      std::this_thread::sleep_until(restarted + std::chrono::milliseconds{quarantine_});
+      if (spacing_.count() == 0)
+         std::this_thread::sleep_until(restarted + std::chrono::milliseconds{quarantine_});
       return ms_between(t0, clock_type::now());
    }
 
    std::string json_fields() const override
    {
       return ",\"nodes\":" + std::to_string(nodes_.size()) +
-             ",\"quarantine_ms\":" + std::to_string(quarantine_) +
-             ",\"spacing_ms\":" + std::to_string(spacing_.count()) +
-             ",\"restart_ms_max\":" + std::to_string(static_cast<long>(restart_ms_));
+             ",\"quarantine_ms\":" + std::to_string(quarantine_) + ",\"spacing\":\"" +
+             (spacing_.count() == 0 ? std::string{"rule"}
+                                    : std::to_string(spacing_.count()) + " ms") +
+             "\",\"restart_ms_max\":" + std::to_string(static_cast<long>(restart_ms_));
    }
 
 private:
-   std::chrono::milliseconds spacing_;
+   std::chrono::milliseconds spacing_;  // zero: the rule
    int quarantine_;
    double restart_ms_ = 0;
    std::vector<std::unique_ptr<redis_process>> nodes_;

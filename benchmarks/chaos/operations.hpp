@@ -22,9 +22,9 @@ struct ops_options {
    int filler_keys = 20'000;     // other keys in each slot that moves, with the lock's hash tag
    int batch = 100;              // keys per MIGRATE, in a move by hand
    int node_timeout_ms = 1'500;  // cluster-node-timeout of a cluster with replicas
-   int spacing_ms = 0;      // rolling restart: from one restart to the next; 0: quarantine + 1 s
-   int pause_ms = 1'000;    // quiet time after an operation has settled
-   int wait_replicas = -1;  // config::wait_replicas; -1: the scenario's own (1 for failovers)
+   int spacing_ms = 0;           // rolling-restart: from one start to the next; 0: the README rule
+   int pause_ms = 1'000;         // quiet time after an operation has settled
+   int wait_replicas = -1;       // config::wait_replicas; -1: the scenario's own (1 for failovers)
    // Given on the command line, else the scenario's own.
    std::optional<int> nodes, ttl_ms, wait_ms, quarantine_ms;
 };

@@ -44,7 +44,9 @@ void add_operation_options(CLI::App& app, request& q)
                   "failover, manual-failover: cluster-node-timeout (default 1500)")
       ->check(CLI::Range(100, 600000));
    app.add_option("--restart-spacing-ms", q.x.spacing_ms,
-                  "rolling-restart: from one restart to the next (default: quarantine + 1000)")
+                  "rolling-restart: start restarts this far apart (with --pause-ms 0 to go below "
+                  "the rule); default: by the README's rule, once the previous node has been up "
+                  "for the quarantine + --pause-ms")
       ->check(CLI::Range(1, 600000));
    app.add_option("--pause-ms", q.x.pause_ms,
                   "operations: quiet time once one has settled (default 1000)")

@@ -14,6 +14,8 @@
 #include <boost/redis/connection.hpp>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -230,6 +232,12 @@ int run_worker_process(chaos_options const& o, std::vector<std::string> const& n
                          .prefix = "chaos:",
                          .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms},
                          .wait_replicas = o.wait_replicas};
+   // LOCKSMITH_CHAOS_LOG=1: the clients' log on stderr, stamped, to see why a run failed.
+   if (char const* log = std::getenv("LOCKSMITH_CHAOS_LOG"); log && *log == '1')
+      cfg.logger = [index](locksmith::log_level, std::string_view line) {
+         std::fprintf(stderr, "%.3f worker %d: %.*s\n", static_cast<double>(now_ns()) / 1e9, index,
+                      static_cast<int>(line.size()), line.data());
+      };
    locksmith::client locks{ioc.get_executor(), cfg};
    redis::connection resource{ioc, redis::logger{redis::logger::level::err}};
    redis::config rc;
@@ -287,6 +295,9 @@ void begin_operation(shared_block& shm)
 {
    shm.op_mark_ns = now_ns();
    ++shm.op_epoch;
+   if (char const* log = std::getenv("LOCKSMITH_CHAOS_LOG"); log && *log == '1')
+      std::fprintf(stderr, "%.3f harness: an operation begins\n",
+                   static_cast<double>(shm.op_mark_ns.load()) / 1e9);
 }
 
 void end_operation(shared_block& shm)

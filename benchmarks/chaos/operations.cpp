@@ -90,7 +90,7 @@ void apply_defaults(std::string const& name, chaos_options& o, ops_options const
    o.nodes = cluster ? 1 : 5;
    o.quarantine_ms = cluster ? 0 : 3000;
    o.ttl_ms = long_failover ? 10'000 : 2000;
-   o.wait_ms = long_failover ? 20'000 : name == "rolling-restart" ? 3000 : 5000;
+   o.wait_ms = long_failover ? 20'000 : 5000;
    o.wait_replicas = x.wait_replicas >= 0 ? static_cast<unsigned>(x.wait_replicas)
                      : failover           ? 1u
                                           : 0u;

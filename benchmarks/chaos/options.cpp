@@ -32,8 +32,8 @@ void add_operation_options(CLI::App& app, request& q)
          return names;
       }()));
    app.add_option("--wait-ms", q.x.wait_ms,
-                  "each attempt's wait (default 3000; failover and sentinel-failover 20000, "
-                  "slot-move, reshard and manual-failover 5000)")
+                  "each attempt's wait (default 3000; the operations 5000, failover and "
+                  "sentinel-failover 20000)")
       ->check(CLI::Range(0, 600000));
    app.add_option("--filler-keys", q.x.filler_keys,
                   "slot-move, reshard: other keys in each moved slot (default 20000)")

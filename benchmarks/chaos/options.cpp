@@ -17,7 +17,7 @@ std::string scenario_help()
           "redis-cli --cluster reshard of 2 such slots), failover (kill -9 of a master with a "
           "replica, the old master restarted once the replica is promoted), manual-failover "
           "(CLUSTER FAILOVER), rolling-restart (5 single nodes restarted empty one at a time, "
-          "--restart-spacing-ms apart), sentinel-failover (SENTINEL FAILOVER of a master with "
+          "spaced by the README's rule), sentinel-failover (SENTINEL FAILOVER of a master with "
           "one replica)";
 }
 

@@ -21,8 +21,8 @@
 #include "runner.hpp"
 #include "server.hpp"
 
-#include <locksmith/detail/token.hpp>
-#include <locksmith/detail/url.hpp>
+#include "sansio/token.hpp"
+#include "sansio/url.hpp"
 
 #include <CLI/CLI.hpp>
 

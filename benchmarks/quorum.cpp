@@ -6,7 +6,7 @@
 #include "server.hpp"
 #include "stats.hpp"
 
-#include <locksmith/detail/quorum.hpp>
+#include "sansio/quorum.hpp"
 
 #include <unistd.h>
 

@@ -4,9 +4,9 @@
 // a release that also PUBLISHes, and waiters that sleep until the message.
 #include "scenarios.hpp"
 
-#include "../src/redis_config.hpp"
+#include "transport/redis_config.hpp"
 
-#include <locksmith/detail/url.hpp>
+#include "sansio/url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

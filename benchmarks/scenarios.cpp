@@ -6,7 +6,7 @@
 
 #include <locksmith/locksmith.hpp>
 #include <locksmith/detail/acquire_kind.hpp>
-#include <locksmith/detail/quorum.hpp>
+#include "sansio/quorum.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>

@@ -1,7 +1,7 @@
 // libFuzzer target: server pushes on a subscriber connection (detail::parse_pushes),
 // from RESP3 nodes decoded from the fuzz input (resp3_input.hpp).
 // Checks: no crash; `connected` names no channel, and no other event names the marker.
-#include <locksmith/detail/pushes.hpp>
+#include "sansio/pushes.hpp"
 
 #include "resp3_input.hpp"
 

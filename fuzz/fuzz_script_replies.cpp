@@ -1,7 +1,7 @@
 // libFuzzer target: replies of the acquire, release and extend scripts (detail::parse_acquire,
 // detail::parse_ownership, is_noscript, server_error), from RESP3 nodes or an error reply decoded
 // from the fuzz input (resp3_input.hpp). Checks: no crash, and the parsers' own contracts.
-#include <locksmith/detail/scripts.hpp>
+#include "sansio/scripts.hpp"
 
 #include "resp3_input.hpp"
 

@@ -1,6 +1,6 @@
 // libFuzzer target: node URLs (detail::parse_url), and the redacted form of what parses.
 // Checks: no crash; redacted() never shows the password, and parses back to the same node.
-#include <locksmith/detail/url.hpp>
+#include "sansio/url.hpp"
 
 #include <cstddef>
 #include <cstdint>

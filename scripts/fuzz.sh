@@ -21,18 +21,18 @@ if ! command -v clang++ >/dev/null; then
 fi
 mkdir -p "$out/artifacts"
 cxx=(clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-     -I"$root/include" -I"${boost_prefix:-/usr}/include" -DBOOST_ASIO_NO_DEPRECATED)
+     -I"$root/include" -I"$root/src" -I"${boost_prefix:-/usr}/include" -DBOOST_ASIO_NO_DEPRECATED)
 declare -A sources=(
-  [url]="fuzz/fuzz_url.cpp src/url.cpp"
+  [url]="fuzz/fuzz_url.cpp src/sansio/url.cpp"
   [duration]="fuzz/fuzz_duration.cpp"
-  [script_replies]="fuzz/fuzz_script_replies.cpp src/scripts.cpp src/error.cpp"
-  [pushes]="fuzz/fuzz_pushes.cpp src/pushes.cpp"
+  [script_replies]="fuzz/fuzz_script_replies.cpp src/sansio/scripts.cpp src/api/error.cpp"
+  [pushes]="fuzz/fuzz_pushes.cpp src/sansio/pushes.cpp"
 )
 fuzz_one() { # builds (if needed) and runs one target; prints its line; fails on a finding
   local t=$1 bin=$out/fuzz_$1 log=$out/fuzz_$1.log srcs=() s result execs
   for s in ${sources[$t]}; do srcs+=("$root/$s"); done
   # Rebuilt only when a source is newer than the binary.
-  if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "$root/include" "$root/fuzz" -newer "$bin" -print -quit)" ]; then
+  if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "$root/include" "$root/src" "$root/fuzz" -newer "$bin" -print -quit)" ]; then
     echo "fuzz: building $t" >&2
     "${cxx[@]}" "${srcs[@]}" -o "$bin" -lssl -lcrypto
   fi

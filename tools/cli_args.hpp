@@ -4,7 +4,7 @@
 #ifndef LOCKSMITH_TOOLS_CLI_ARGS_HPP
 #define LOCKSMITH_TOOLS_CLI_ARGS_HPP
 
-#include <locksmith/detail/validate.hpp>
+#include "sansio/validate.hpp"
 
 #include <algorithm>
 #include <charconv>

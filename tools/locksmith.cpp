@@ -41,7 +41,7 @@
 //   76                   the lease was lost while CMD ran, and CMD was stopped
 //   77  (EX_NOPERM)      Redis refused the user or password, or an ACL denied a command (also
 //                        inside a lock script: "ERR The user executing the script can't run
-//                        this command", detail/script_errors.hpp)
+//                        this command", sansio/script_errors.hpp)
 //   126, 127             CMD could not be executed, or was not found (as a shell)
 //
 // Example:

@@ -10,7 +10,7 @@
 #include "support/cluster_group.hpp"
 #include "support/sentinel_group.hpp"
 
-#include <locksmith/detail/cluster.hpp>
+#include "sansio/cluster.hpp"
 
 #include <algorithm>
 #include <stdexcept>

@@ -2,7 +2,7 @@
 #include "worker.hpp"
 
 #include <locksmith/locksmith.hpp>
-#include <locksmith/detail/url.hpp>
+#include "sansio/url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

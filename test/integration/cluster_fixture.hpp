@@ -7,7 +7,7 @@
 #include "support/command_stats.hpp"
 #include "support/integration.hpp"
 
-#include <locksmith/detail/cluster.hpp>
+#include "sansio/cluster.hpp"
 
 #include <algorithm>
 #include <set>

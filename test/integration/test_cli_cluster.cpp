@@ -5,7 +5,7 @@
 #include "support/cluster_group.hpp"
 #include "support/server_checks.hpp"
 
-#include <locksmith/detail/cluster.hpp>
+#include "sansio/cluster.hpp"
 
 #include <fstream>
 

@@ -5,7 +5,7 @@
 // as that writer, the usage errors, and the help text.
 #include "cli.hpp"
 
-#include "../../src/kind_calls.hpp"
+#include "protocol/kind_calls.hpp"
 
 #include <signal.h>
 

@@ -8,7 +8,7 @@
 
 #include "support/server_checks.hpp"
 
-#include <locksmith/detail/keys.hpp>
+#include "sansio/keys.hpp"
 
 #include <functional>
 #include <string>

@@ -7,7 +7,7 @@
 #include "support/counter_processes.hpp"
 #include "support/integration.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -4,7 +4,7 @@
 #include "support/integration.hpp"
 #include "support/subscribe_fixture.hpp"
 
-#include "../../src/local_queue.hpp"
+#include "engines/local_queue.hpp"
 
 #include <list>
 #include <random>

@@ -5,7 +5,7 @@
 #include "support/integration.hpp"
 #include "support/script_table.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 #include <algorithm>
 #include <string>

@@ -5,7 +5,7 @@
 #include "support/counter_processes.hpp"
 #include "support/integration.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <locksmith/client.hpp>
 #include <locksmith/detail/acquire_kind.hpp>
-#include <locksmith/detail/keys.hpp>
+#include "sansio/keys.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>

@@ -2,11 +2,11 @@
 // engine with no sockets, for the unit tests of the fan-out.
 #pragma once
 
-#include "../../src/client_core.hpp"
+#include "core/client_core.hpp"
 
 #include "support/fake_node.hpp"
 
-#include <locksmith/detail/keys.hpp>
+#include "sansio/keys.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>

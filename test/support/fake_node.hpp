@@ -14,12 +14,12 @@
 // node call, counted across all nodes.
 #pragma once
 
-#include "../../src/node.hpp"
+#include "transport/node.hpp"
 
 #include "support/fake_faults.hpp"
 #include "support/fake_store.hpp"
 
-#include <locksmith/detail/scripts.hpp>
+#include "sansio/scripts.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/error.hpp>

@@ -5,7 +5,7 @@
 // a real redis-server, so that this C++ cannot drift from the Lua it stands for.
 #pragma once
 
-#include <locksmith/detail/scripts.hpp>
+#include "sansio/scripts.hpp"
 
 #include <boost/redis/adapter/result.hpp>
 #include <boost/redis/response.hpp>

@@ -4,7 +4,7 @@
 
 #include <locksmith/client.hpp>
 #include <locksmith/config.hpp>
-#include <locksmith/detail/scripts.hpp>
+#include "sansio/scripts.hpp"
 
 #include "support/config.hpp"
 #include "support/keys.hpp"

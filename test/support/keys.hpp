@@ -2,7 +2,7 @@
 // leftover key names the test that wrote it.
 #pragma once
 
-#include <locksmith/detail/keys.hpp>
+#include "sansio/keys.hpp"
 
 #include <boost/test/unit_test.hpp>
 

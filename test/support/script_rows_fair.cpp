@@ -4,7 +4,7 @@
 // waiter's pause is at most 10000 ms).
 #include "support/script_table.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 namespace locksmith::test {
 

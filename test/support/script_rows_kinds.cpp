@@ -4,7 +4,7 @@
 // ttl 90000 ms.
 #include "support/script_table.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 namespace locksmith::test {
 

@@ -2,7 +2,7 @@
 // release.lua, extend.lua), which fake_store runs too. Lock ttl 60000 ms, fence key ttl 90000 ms.
 #include "support/script_table.hpp"
 
-#include <locksmith/detail/scripts.hpp>
+#include "sansio/scripts.hpp"
 
 namespace locksmith::test {
 

@@ -18,7 +18,7 @@
 
 #include "support/blocking_client.hpp"
 
-#include <locksmith/detail/scripts.hpp>
+#include "sansio/scripts.hpp"
 
 #include <cstdint>
 #include <initializer_list>

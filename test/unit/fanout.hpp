@@ -5,8 +5,8 @@
 #include "support/fake_cluster.hpp"
 #include "support/print.hpp"
 
-#include <locksmith/detail/keys.hpp>
-#include <locksmith/detail/quorum.hpp>
+#include "sansio/keys.hpp"
+#include "sansio/quorum.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>

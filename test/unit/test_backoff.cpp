@@ -1,5 +1,5 @@
-// Unit tests of spin_delay and expiry_delay (include/locksmith/detail/backoff.hpp).
-#include <locksmith/detail/backoff.hpp>
+// Unit tests of spin_delay and expiry_delay (src/sansio/backoff.hpp).
+#include "sansio/backoff.hpp"
 
 #include <boost/test/unit_test.hpp>
 

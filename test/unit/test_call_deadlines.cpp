@@ -1,7 +1,7 @@
-// Unit tests of the calls' deadlines (src/call_deadlines.hpp): one timer cancels every call whose
-// deadline passed, and no other. On an io_context, with slots instead of Redis calls; no sockets.
-// Deadlines are either past or an hour away, so that nothing rests on timing.
-#include "../../src/call_deadlines.hpp"
+// Unit tests of the calls' deadlines (src/transport/call_deadlines.hpp): one timer cancels every
+// call whose deadline passed, and no other. On an io_context, with slots instead of Redis calls; no
+// sockets. Deadlines are either past or an hour away, so that nothing rests on timing.
+#include "transport/call_deadlines.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/test/unit_test.hpp>

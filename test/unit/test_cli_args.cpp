@@ -1,7 +1,7 @@
 // The command-line tool's pure parsers and defaults (tools/cli_args.hpp).
 #include "../../tools/cli_args.hpp"
 
-#include <locksmith/detail/validate.hpp>
+#include "sansio/validate.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,7 @@
-// Unit tests of Redis Cluster's pure parts (include/locksmith/detail/cluster.hpp): hash slots
+// Unit tests of Redis Cluster's pure parts (src/sansio/cluster.hpp): hash slots
 // against values that redis-server 7.0's CLUSTER KEYSLOT gave, redirections and CLUSTER SLOTS.
-#include <locksmith/detail/cluster.hpp>
-#include <locksmith/detail/keys.hpp>
+#include "sansio/cluster.hpp"
+#include "sansio/keys.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
-// The quorum engine (src/fanout.cpp under client_core) over in-memory fake nodes: one fault
-// injected at the n-th node call, for every n of a lock / extend / unlock run, with 1, 3 and 5
-// nodes. No sockets: the fake nodes (test/support/fake_node.hpp) keep the keys, so the tests can
+// The quorum engine (src/protocol/fanout.cpp under client_core) over in-memory fake nodes: one
+// fault injected at the n-th node call, for every n of a lock / extend / unlock run, with 1, 3 and
+// 5 nodes. No sockets: the fake nodes (test/support/fake_node.hpp) keep the keys, so the tests can
 // look at what each node holds when a lease is granted and after everything has settled. The cases
 // that the sweep cannot set up are in test_fanout_cases.cpp.
 #include "fanout.hpp"

@@ -1,7 +1,7 @@
-// Unit tests of lock_key, fence_key and release_channel (include/locksmith/detail/keys.hpp).
-#include <locksmith/detail/cluster.hpp>
-#include <locksmith/detail/keys.hpp>
-#include <locksmith/detail/validate.hpp>
+// Unit tests of lock_key, fence_key and release_channel (src/sansio/keys.hpp).
+#include "sansio/cluster.hpp"
+#include "sansio/keys.hpp"
+#include "sansio/validate.hpp"
 
 #include "support/print.hpp"
 
@@ -24,7 +24,7 @@ using locksmith::detail::release_channel;
 
 BOOST_AUTO_TEST_SUITE(keys)
 
-// hash_tag and hash_slot (detail/cluster.hpp), against the Cluster specification's own examples.
+// hash_tag and hash_slot (sansio/cluster.hpp), against the Cluster specification's own examples.
 BOOST_AUTO_TEST_CASE(cluster_slot_reference)
 {
    BOOST_TEST(hash_slot("123456789") == (0x31C3u & 16383u));  // CRC16 0x31C3

@@ -1,13 +1,13 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // Unit tests of the kinds of lease (detail/lease_kind.hpp): the permit quorum
-// (detail/quorum.hpp), each kind's script calls and quorum (src/kind_calls.hpp), the verdicts
-// under a quorum other than the majority, and the scripts' reply shapes (set_scripts.hpp).
-#include "../../src/kind_calls.hpp"
-#include "../../src/verdicts.hpp"
+// (sansio/quorum.hpp), each kind's script calls and quorum (src/protocol/kind_calls.hpp), the
+// verdicts under a quorum other than the majority, and the scripts' reply shapes (set_scripts.hpp).
+#include "protocol/kind_calls.hpp"
+#include "protocol/verdicts.hpp"
 
-#include <locksmith/detail/keys.hpp>
-#include <locksmith/detail/quorum.hpp>
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/keys.hpp"
+#include "sansio/quorum.hpp"
+#include "sansio/set_scripts.hpp"
 
 #include <boost/test/unit_test.hpp>
 

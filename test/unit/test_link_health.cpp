@@ -1,6 +1,6 @@
-// Unit tests of link_health (include/locksmith/detail/link_health.hpp): what a connection's log
+// Unit tests of link_health (src/sansio/link_health.hpp): what a connection's log
 // lines (Boost.Redis 1.92's wording) and TLS callbacks say about why it cannot serve.
-#include <locksmith/detail/link_health.hpp>
+#include "sansio/link_health.hpp"
 
 #include "support/print.hpp"
 

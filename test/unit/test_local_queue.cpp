@@ -1,6 +1,6 @@
-// Unit tests of the in-process queue (src/local_queue.hpp): handovers of a held lease to the
-// next waiter, and their limit in a row. Coroutines on an io_context; no sockets.
-#include "../../src/local_queue.hpp"
+// Unit tests of the in-process queue (src/engines/local_queue.hpp): handovers of a held lease to
+// the next waiter, and their limit in a row. Coroutines on an io_context; no sockets.
+#include "engines/local_queue.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

@@ -1,8 +1,8 @@
 // Unit tests of the client's metrics and log lines without a client: histogram buckets, the
 // Prometheus text (parsed back by test/support/prometheus.hpp), the labels of errors, what
 // counts as which wake-up, and the log of a node's connection.
-#include "../../src/log.hpp"
-#include "../../src/metrics.hpp"
+#include "transport/log.hpp"
+#include "sansio/metrics.hpp"
 
 #include "support/prometheus.hpp"
 

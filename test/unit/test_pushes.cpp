@@ -1,6 +1,6 @@
-// Unit tests of parse_pushes (include/locksmith/detail/pushes.hpp): RESP3 nodes as Boost.Redis
+// Unit tests of parse_pushes (src/sansio/pushes.hpp): RESP3 nodes as Boost.Redis
 // hands them to the receive loop of a subscriber connection.
-#include <locksmith/detail/pushes.hpp>
+#include "sansio/pushes.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,5 +1,5 @@
-// Unit tests of the restart quarantine's pure parts (include/locksmith/detail/quarantine.hpp).
-#include <locksmith/detail/quarantine.hpp>
+// Unit tests of the restart quarantine's pure parts (src/sansio/quarantine.hpp).
+#include "sansio/quarantine.hpp"
 
 #include <boost/test/unit_test.hpp>
 

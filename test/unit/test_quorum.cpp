@@ -1,5 +1,5 @@
-// Unit tests of quorum_of and vote_counter (include/locksmith/detail/quorum.hpp).
-#include <locksmith/detail/quorum.hpp>
+// Unit tests of quorum_of and vote_counter (src/sansio/quorum.hpp).
+#include "sansio/quorum.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,8 +1,8 @@
-// Unit tests of the release listener (src/release_listener.hpp): when a subscription counts as
-// confirmed, and which pushes wake the sleepers. Pushes are fed by hand; no sockets.
-#include "../../src/release_listener.hpp"
+// Unit tests of the release listener (src/engines/release_listener.hpp): when a subscription counts
+// as confirmed, and which pushes wake the sleepers. Pushes are fed by hand; no sockets.
+#include "engines/release_listener.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>

@@ -1,6 +1,6 @@
 // Unit tests of the WAIT that config::wait_replicas adds behind a script
-// (include/locksmith/detail/replicas.hpp), over hand-built RESP3 replies.
-#include <locksmith/detail/replicas.hpp>
+// (src/sansio/replicas.hpp), over hand-built RESP3 replies.
+#include "sansio/replicas.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,5 +1,5 @@
-// Unit tests of the retry decision after a lost attempt (include/locksmith/detail/retry.hpp).
-#include <locksmith/detail/retry.hpp>
+// Unit tests of the retry decision after a lost attempt (src/sansio/retry.hpp).
+#include "sansio/retry.hpp"
 
 #include <boost/test/unit_test.hpp>
 

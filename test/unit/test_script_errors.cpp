@@ -2,7 +2,7 @@
 // script_errors.hpp), on the exact texts that each server of the matrix (scripts/servers.sh)
 // replied to a script whose command failed: a write on a replica, an ACL denial, maxmemory, a key
 // of another type, a Lua runtime error, and the errors that no script wraps (BUSY, NOSCRIPT).
-#include <locksmith/detail/script_errors.hpp>
+#include "sansio/script_errors.hpp"
 
 #include <boost/test/unit_test.hpp>
 

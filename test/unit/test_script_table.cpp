@@ -4,7 +4,7 @@
 #include "support/fake_store.hpp"
 #include "support/script_table.hpp"
 
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/set_scripts.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,8 +1,8 @@
 // Unit tests of the Lua scripts' SHAs and twins, and of the parsers of their replies
-// (include/locksmith/detail/scripts.hpp), over hand-built RESP3 replies. What the scripts do is
+// (src/sansio/scripts.hpp), over hand-built RESP3 replies. What the scripts do is
 // the script table's (test_script_table.cpp).
-#include <locksmith/detail/scripts.hpp>
-#include <locksmith/detail/set_scripts.hpp>
+#include "sansio/scripts.hpp"
+#include "sansio/set_scripts.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,7 @@
-// Unit tests of shard_subscriptions (include/locksmith/detail/shard_subscriptions.hpp): a Redis
+// Unit tests of shard_subscriptions (src/sansio/shard_subscriptions.hpp): a Redis
 // Cluster's sharded subscriptions as the release listener sees them, one node that confirms each
 // call, while masters confirm, reconnect and give slots away. No sockets.
-#include <locksmith/detail/shard_subscriptions.hpp>
+#include "sansio/shard_subscriptions.hpp"
 
 #include <boost/test/unit_test.hpp>
 

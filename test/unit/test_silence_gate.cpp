@@ -1,6 +1,6 @@
 // Unit tests of the gate that stops feeding a node that does not answer
-// (include/locksmith/detail/silence_gate.hpp).
-#include <locksmith/detail/silence_gate.hpp>
+// (src/sansio/silence_gate.hpp).
+#include "sansio/silence_gate.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,6 +1,6 @@
-// Unit tests of the client's telemetry hooks (src/telemetry.hpp) over decided fan-outs of fake
-// nodes: which votes are counted, and which node failures are logged, how often.
-#include "../../src/telemetry.hpp"
+// Unit tests of the client's telemetry hooks (src/engines/telemetry.hpp) over decided fan-outs of
+// fake nodes: which votes are counted, and which node failures are logged, how often.
+#include "engines/telemetry.hpp"
 
 #include "support/fake_node.hpp"
 

@@ -1,5 +1,5 @@
-// Unit tests of to_hex and random_token (include/locksmith/detail/token.hpp).
-#include <locksmith/detail/token.hpp>
+// Unit tests of to_hex and random_token (src/sansio/token.hpp).
+#include "sansio/token.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,5 +1,5 @@
-// Unit tests of parse_url and redacted (include/locksmith/detail/url.hpp).
-#include <locksmith/detail/url.hpp>
+// Unit tests of parse_url and redacted (src/sansio/url.hpp).
+#include "sansio/url.hpp"
 
 #include <boost/test/unit_test.hpp>
 

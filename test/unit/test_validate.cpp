@@ -1,7 +1,7 @@
-// Unit tests of argument validation (include/locksmith/detail/validate.hpp) and of the
+// Unit tests of argument validation (src/sansio/validate.hpp) and of the
 // "locksmith" error category (include/locksmith/error.hpp).
-#include <locksmith/detail/validate.hpp>
-#include <locksmith/detail/validity.hpp>
+#include "sansio/validate.hpp"
+#include "sansio/validity.hpp"
 #include <locksmith/error.hpp>
 
 #include <boost/test/unit_test.hpp>
@@ -143,8 +143,8 @@ BOOST_AUTO_TEST_CASE(renew_needs_a_ttl_with_room_to_renew)
    BOOST_TEST(check({.ttl = 30s}, 1h) == invalid);
 }
 
-// The rule, checked against the watchdog's own arithmetic (src/watchdog.cpp, from the lease's
-// start): a lease is accepted with renew exactly when its first renewal would be started.
+// The rule, checked against the watchdog's own arithmetic (src/engines/watchdog.cpp, from the
+// lease's start): a lease is accepted with renew exactly when its first renewal would be started.
 BOOST_AUTO_TEST_CASE(accepted_renewing_leases_get_a_renewal)
 {
    using locksmith::detail::default_drift;

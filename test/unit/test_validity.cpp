@@ -1,5 +1,5 @@
-// Unit tests of default_drift and valid_until (include/locksmith/detail/validity.hpp).
-#include <locksmith/detail/validity.hpp>
+// Unit tests of default_drift and valid_until (src/sansio/validity.hpp).
+#include "sansio/validity.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,7 +1,8 @@
-// Unit tests of what a decided fan-out means (src/verdicts.hpp): pure functions of its result.
-#include "../../src/verdicts.hpp"
+// Unit tests of what a decided fan-out means (src/protocol/verdicts.hpp): pure functions of its
+// result.
+#include "protocol/verdicts.hpp"
 
-#include <locksmith/detail/retry.hpp>
+#include "sansio/retry.hpp"
 #include <locksmith/error.hpp>
 
 #include <boost/asio/error.hpp>

@@ -1,6 +1,6 @@
-// Unit tests of the watchdog's schedule (include/locksmith/detail/watchdog_schedule.hpp): when it
+// Unit tests of the watchdog's schedule (src/sansio/watchdog_schedule.hpp): when it
 // renews, retries and declares a lease lost, on a clock that the test sets.
-#include <locksmith/detail/watchdog_schedule.hpp>
+#include "sansio/watchdog_schedule.hpp"
 
 #include <boost/test/unit_test.hpp>
 

@@ -1,0 +1,19 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include <locksmith/detail/acquire_kind.hpp>
+
+#include "core/client_core.hpp"
+
+namespace locksmith::detail {
+
+void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kind, std::string name,
+                        lock_options opts, report* diag, lease_handler h)
+{
+   if (diag)
+      *diag = report{};
+   // A lock asked for fair is the fair lock (lock_options::fair).
+   if (opts.fair && kind.what == lease_kind::of::lock)
+      kind.what = lease_kind::of::fair;
+   core->lock(std::move(name), std::move(opts), false, diag, std::move(kind), std::move(h));
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,95 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include <locksmith/client.hpp>
+#include <locksmith/detail/acquire_kind.hpp>
+
+#include "core/client_core.hpp"
+#include "core/spawn.hpp"
+
+namespace locksmith {
+namespace asio = boost::asio;
+
+using detail::code_of;
+using detail::spawn;
+
+client::client(executor_type ex, config cfg)
+    : core_{std::make_shared<detail::client_core>(std::move(ex), std::move(cfg))}
+{
+   core_->start();
+}
+
+client::client(client&&) noexcept = default;
+client& client::operator=(client&& other) noexcept
+{
+   if (this != &other) {
+      if (core_)
+         core_->stop();
+      core_ = std::move(other.core_);
+   }
+   return *this;
+}
+
+client::~client()
+{
+   if (core_) {
+      core_->stop();
+      core_->detach_logger();
+   }
+}
+
+client::executor_type client::get_executor() const noexcept
+{
+   return core_->executor();
+}
+
+error_code client::config_error() const noexcept
+{
+   return core_->config_error();
+}
+
+void client::cancel()
+{
+   core_->stop();
+}
+
+metrics_snapshot client::metrics() const
+{
+   return core_->metrics();
+}
+
+void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
+{
+   detail::async_acquire_kind(core_, {}, std::move(name), std::move(opts), diag, std::move(h));
+}
+
+std::shared_ptr<detail::client_core> const& detail::core_of(client const& c) noexcept
+{
+   return c.core_;
+}
+
+void client::async_unlock_impl(lease* l, report* diag, done_handler h)
+{
+   if (diag)
+      *diag = report{};
+   core_->unlock(l->state(), diag, std::move(h));
+}
+
+void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag,
+                               done_handler h)
+{
+   if (diag)
+      *diag = report{};
+   spawn(core_->executor(), core_->extend(l->state(), ttl, diag), std::move(h),
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
+            std::move(h)(e ? code_of(e) : ec);
+         });
+}
+
+void client::async_close_impl(done_handler h)
+{
+   spawn(core_->executor(), core_->close(core_->settings().close_timeout), std::move(h),
+         [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
+            std::move(h)(e ? code_of(e) : ec);
+         });
+}
+
+}  // namespace locksmith

@@ -1,0 +1,157 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The client's owner of parts (DESIGN.md, "Components"): the nodes and what they share
+// (client_context), the in-process queue (local_queue), the release listener, and the acquire
+// engine, and the watchdog of its leases (watchdog.hpp). Everything here lives on the client's
+// executor.
+#ifndef LOCKSMITH_SRC_CLIENT_CORE_HPP
+#define LOCKSMITH_SRC_CLIENT_CORE_HPP
+
+#include "engines/acquire_engine.hpp"
+#include "engines/client_context.hpp"
+#include "engines/lease_owner.hpp"
+#include "engines/lease_state.hpp"
+#include "engines/local_queue.hpp"
+#include "transport/node.hpp"
+#include "engines/release_listener.hpp"
+#include "engines/watchdog.hpp"
+
+#include <locksmith/config.hpp>
+#include <locksmith/lease.hpp>
+#include <locksmith/lock_options.hpp>
+#include <locksmith/metrics.hpp>
+#include <locksmith/report.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/deferred.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace locksmith::detail {
+
+class client_core final : public lease_owner, public std::enable_shared_from_this<client_core> {
+public:
+   using clock = std::chrono::steady_clock;
+
+   client_core(boost::asio::any_io_executor ex, config cfg);
+   /// Over the given nodes instead of Redis connections made from cfg.nodes (unit tests' fake
+   /// nodes); cfg.nodes is ignored.
+   client_core(boost::asio::any_io_executor ex, config cfg,
+               std::vector<std::shared_ptr<node>> nodes);
+
+   /// Connects the nodes (unless the config is invalid).
+   void start();
+   /// Ends every operation and stops the nodes at once; owned releases are abandoned.
+   void stop();
+   /// From now on, config::logger is never called: its owner may be gone (the client's
+   /// destructor). The connections that end after the client log into nothing.
+   void detach_logger() noexcept;
+   /// Ends new and waiting operations, waits until the operations in flight and the owned
+   /// releases are done, at most `bound`, then stops: success, or timed_out at the bound.
+   boost::asio::awaitable<error_code> close(std::chrono::milliseconds bound);
+
+   struct lock_result {
+      error_code ec;
+      lease held;
+   };
+   using lock_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
+   /// Validates, queues behind the process's other contenders for the name, then acquires, and
+   /// completes `h` on its associated executor, never inside this call. `kind`: what the lease
+   /// holds; a shared kind's holder leaves the queue at once. A plain lock that no coroutine of
+   /// this process has sends its first try at once, without a coroutine; only if that try loses
+   /// does the acquisition go on as one. Cancellation (any type) through `h`'s slot:
+   /// operation_aborted, and whatever a try may have taken is released.
+   void lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind,
+             lock_handler h);
+   /// The same for any completion token.
+   template <class CompletionToken = boost::asio::deferred_t>
+   auto async_lock(std::string name, lock_options opts, bool try_only, report* diag,
+                   lease_kind kind, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
+         [this](auto h, std::string n, lock_options o, bool t, report* d, lease_kind k) {
+            lock(std::move(n), std::move(o), t, d, std::move(k), lock_handler{std::move(h)});
+         },
+         token, std::move(name), std::move(opts), try_only, diag, std::move(kind));
+   }
+   /// The lock's, as a coroutine (the unit tests await it).
+   boost::asio::awaitable<lock_result> lock(std::string name, lock_options opts, bool try_only,
+                                            report* diag);
+   /// Hands the lease to a local waiter, or releases it (release_lease). Completes `h` on its
+   /// associated executor, never inside this call; cancellation as release_lease.
+   void unlock(std::shared_ptr<lease_state> st, report* diag,
+               boost::asio::any_completion_handler<void(error_code)> h);
+   /// The same for any completion token (the unit tests await it).
+   template <class CompletionToken = boost::asio::deferred_t>
+   auto async_unlock(std::shared_ptr<lease_state> st, report* diag, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code)>(
+         [this](auto h, std::shared_ptr<lease_state> s, report* d) {
+            unlock(std::move(s), d, std::move(h));
+         },
+         token, std::move(st), diag);
+   }
+   boost::asio::awaitable<error_code> extend(std::shared_ptr<lease_state> st,
+                                             std::chrono::milliseconds ttl, report* diag);
+
+   /// The counters so far (client::metrics), and where the parts report to them.
+   metrics_snapshot metrics() const;
+   telemetry& observer() noexcept override { return ctx_.tel; }
+
+   /// Passes the name to the next local waiter, or forgets it (and its release subscription).
+   void leave_slot(std::string const& name) noexcept override;
+
+   boost::asio::any_io_executor const& executor() const noexcept override { return ctx_.ex; }
+   config const& settings() const noexcept { return ctx_.cfg; }
+   error_code config_error() const noexcept { return ctx_.config_error; }
+   bool stopped() const noexcept { return ctx_.stopped; }
+
+private:
+   // The acquisition as a coroutine: from the start, or (`first`) after a first try that lock()
+   // sent and that lost, once the options were validated and the name's slot taken for it.
+   // `kind` by reference: it lives in the caller's frame, and no lease_kind temporary stands in
+   // a co_await expression (GCC 12 destroys such a temporary twice).
+   boost::asio::awaitable<lock_result> take(std::string name, lock_options opts, bool try_only,
+                                            report* diag, lease_kind const& kind,
+                                            std::shared_ptr<acquire_engine::attempt> first);
+   // take(), and the acquisition's outcome and time counted from `start`.
+   boost::asio::awaitable<lock_result> timed_take(std::string name, lock_options opts,
+                                                  bool try_only, report* diag, lease_kind kind,
+                                                  clock::time_point start,
+                                                  std::shared_ptr<acquire_engine::attempt> first);
+   // Why an acquisition of `name` is refused before any try (a bad config or options, a kind
+   // that nobody could hold), or success.
+   error_code refusal(std::string const& name, lock_options const& opts,
+                      lease_kind const& kind) const;
+   struct first_try;
+   // lock()'s first try came back: completes, or goes on with take().
+   void after_first_try(std::unique_ptr<first_try> op);
+   // Counts the outcome, then completes `h`.
+   void finish_lock(lock_handler h, clock::time_point start, lock_result r);
+   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
+               lease_kind const& kind);
+   release_listener::links listener_links();
+   void halt();
+   // True when this process holds the name for kind.owner (a reentrant kind), by a lease not
+   // ended yet.
+   bool holds_as(std::string const& name, lease_kind const& kind);
+
+   client_context ctx_;
+   std::shared_ptr<log_function> logger_;  // config::logger, shared by every copy of the config
+   release_listener listener_;
+   local_queue queue_;
+   acquire_engine acquire_;
+   // The reentrant holds of this process, by name (weak: a hold ends with its lease).
+   std::unordered_map<std::string, std::vector<std::weak_ptr<lease_state>>> reentrant_;
+   watchdog dog_;
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,24 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "core/spawn.hpp"
+
+#include <boost/system/system_error.hpp>
+
+#include <new>
+#include <system_error>
+
+namespace locksmith::detail {
+
+error_code code_of(std::exception_ptr e)
+{
+   try {
+      std::rethrow_exception(e);
+   } catch (boost::system::system_error const& x) {
+      return x.code();
+   } catch (std::system_error const& x) {
+      return error_code{x.code().value(), boost::system::generic_category()};
+   } catch (std::bad_alloc const&) {
+      return make_error_code(boost::system::errc::not_enough_memory);
+   }
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,257 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "engines/acquire_engine.hpp"
+
+#include "protocol/kind_calls.hpp"
+#include "engines/release.hpp"
+#include "protocol/verdicts.hpp"
+
+#include "sansio/backoff.hpp"
+#include "sansio/keys.hpp"
+#include "sansio/retry.hpp"
+#include "sansio/token.hpp"
+#include "sansio/validity.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+using std::chrono::microseconds;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// A waiter that cannot reach a quorum, or whose lock has no TTL, looks again this often.
+constexpr milliseconds probe_interval{100};
+
+asio::awaitable<bool> cancelled()
+{
+   auto cs = co_await asio::this_coro::cancellation_state;
+   co_return cs.cancelled() != asio::cancellation_type::none;
+}
+
+}  // namespace
+
+acquire_engine::acquire_engine(client_context& ctx, local_queue& queue, release_listener& listener)
+    : ctx_{ctx}
+    , queue_{queue}
+    , listener_{listener}
+    , random_{std::random_device{}()}
+{}
+
+namespace {
+
+bool is_fair(lease_kind const& kind) noexcept
+{
+   return kind.what == lease_kind::of::fair;
+}
+
+// How long what a try sent may live: its key, or a fair waiter's entry (or key handed to it).
+milliseconds lives(lock_options const& opts, lease_kind const& kind)
+{
+   return is_fair(kind) ? std::max(opts.ttl, fair_entry_ttl) : opts.ttl;
+}
+
+}  // namespace
+
+std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string const& name,
+                                                         std::string const& channel,
+                                                         lock_options const& opts,
+                                                         lease_kind const& kind,
+                                                         local_queue::handover const* handed)
+{
+   // A fresh token per attempt (a fair lock's: per attempt that may have taken a key, see
+   // acquire): a release of an earlier attempt that is late (NOSCRIPT, then EVAL) can never
+   // remove what this one takes.
+   if (a.token.empty()) {
+      a.token = random_token();
+      if (is_fair(kind))
+         listener_.await_handoff(a.token);
+   }
+   a.seen = listener_.events(channel);
+   a.t0 = clock::now();
+   return acquire_call(kind, ctx_.cfg.prefix, name, a.token, opts.ttl, ctx_.nodes.size(),
+                       handed ? &handed->token : nullptr);
+}
+
+std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::string const& name,
+                                                            lock_options const& opts, report* diag,
+                                                            lease_kind const& kind)
+{
+   describe(a.r, ctx_.nodes, diag);
+   if (a.ec) {
+      give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);  // the SET may have landed
+      return result{a.ec, {}};
+   }
+   ctx_.tel.votes("acquire", name, a.r, ctx_.nodes);
+   a.lost = lost_reason(a.r);
+   if (a.r.decision == outcome::won) {
+      auto const drift = opts.drift.value_or(default_drift(opts.ttl));
+      if (auto until = valid_until(a.t0, clock::now(), opts.ttl, drift)) {
+         listener_.forget_handoff(a.token);
+         // A fair waiter's token was queued on every node, and any may have handed it the key.
+         auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
+                                    : may_hold_key(a.r, ctx_.nodes.size());
+         return result{error_code{},
+                       won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where)}};
+      }
+      a.lost = error::validity_expired;
+   }
+   return std::nullopt;
+}
+
+void acquire_engine::give_up(std::string const& name, std::string& token, fanout_result const& r,
+                             clock::time_point until, lease_kind const& kind)
+{
+   // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
+   if (is_fair(kind))
+      release_on(ctx_, name, token, std::vector<bool>(ctx_.nodes.size(), true), until, kind);
+   else
+      release_where_taken(ctx_, name, token, r, until, kind);
+   listener_.forget_handoff(token);
+   token.clear();
+}
+
+asio::awaitable<acquire_engine::result>
+acquire_engine::acquire(std::string const& name, lock_options const& opts, bool no_wait,
+                        clock::time_point deadline, report* diag, lease_kind const& kind,
+                        local_queue::handover const* handed, attempt* first)
+{
+   auto const channel = release_channel(ctx_.cfg.prefix, name);
+   // The handed lease's key, where the first try did not take it over (`taken`: by node), is
+   // released: it must not outlive the handover for its TTL.
+   auto let_go = [&](fanout_result const* taken) {
+      std::vector<bool> where(ctx_.nodes.size(), true);
+      for (std::size_t i = 0; taken && i < where.size(); ++i)
+         where[i] = taken->nodes[i].v != vote::yes && taken->nodes[i].v != vote::no;
+      release_on(ctx_, name, handed->token, where, handed->until);
+      handed = nullptr;
+   };
+   // Only the lock's acquire script takes a handed key over: another kind gives it back first.
+   if (handed && kind.what != lease_kind::of::lock)
+      let_go(nullptr);
+   // A fair lock keeps its place in the queues: one token for all its tries (see below), woken
+   // only by a release that hands the key to that token, and never by spinning.
+   bool const fair = is_fair(kind);
+   attempt a{};
+   if (first)
+      a = std::move(*first);
+   auto const* spin = fair ? nullptr : std::get_if<wait_strategy::spin>(&opts.strategy);
+   for (bool judged = first != nullptr;; judged = false) {
+      if (!judged) {
+         if (ctx_.stopped || co_await cancelled()) {
+            if (handed)
+               let_go(nullptr);
+            if (!a.token.empty())
+               give_up(name, a.token, fanout_result{}, clock::now() + lives(opts, kind), kind);
+            co_return result{asio::error::operation_aborted, {}};
+         }
+         auto const call = begin(a, name, channel, opts, kind, handed);
+         auto [ec, r] =
+            co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
+         a.ec = ec;
+         a.r = std::move(r);
+         // A node that said yes holds the new token, one that said no holds another owner's:
+         // only those that failed or did not answer may still hold the handed one.
+         if (handed)
+            let_go(ec ? nullptr : &a.r);
+         if (auto done = judge(a, name, opts, diag, kind))
+            co_return std::move(*done);
+      }
+      // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
+      // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;
+      // one that some did (a split vote, or a won attempt too late) steps back where it may hold
+      // the key and keeps its place; if that fails anywhere, it gives all of it back and queues
+      // again, with a new token. So does a split among waiters alone: heads of different
+      // queues that kept their places would wait for each other's handoff forever; giving them
+      // up, they draw lots and queue again.
+      bool kept = false;
+      bool const yes = a.r.count(vote::yes) > 0;
+      if (fair && yes && !split_among_waiters(a.r))
+         kept = co_await step_back(name, a.token, a.r);
+      if (!kept && (!fair || yes))
+         give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);
+      retry_context const next{name, channel, a.seen, spin, no_wait, deadline, kept};
+      auto const waited = co_await wait_to_retry(a.lost, a.r, next);
+      if (waited) {
+         if (!a.token.empty())
+            give_up(name, a.token, a.r, clock::now() + lives(opts, kind), kind);
+         co_return result{waited, {}};
+      }
+   }
+}
+
+asio::awaitable<bool> acquire_engine::step_back(std::string const& name, std::string const& token,
+                                                fanout_result const& r)
+{
+   auto const targets = nodes_where(ctx_, may_hold_key(r, ctx_.nodes.size()));
+   auto const call = fair_requeue_call(ctx_.cfg.prefix, name, token, targets.size());
+   auto [ec, back] =
+      co_await async_fanout(ctx_.ex, targets, call, ctx_.cfg.node_timeout, use_tuple);
+   co_return !ec && back.decision == outcome::won;
+}
+
+asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r,
+                                                          retry_context const& c)
+{
+   auto const now = clock::now();
+   attempt_facts const f{
+      .lost = lost,
+      .no_wait = c.no_wait,
+      .out_of_time = now >= c.deadline,
+      .split_vote = r.count(vote::yes) > 0 && !c.kept_place,
+      .by_message = c.spin == nullptr,
+      .subscription_confirmed = listener_.confirmed(c.channel),
+      .event_since_attempt = listener_.events(c.channel) != c.seen,
+   };
+   auto const left = std::chrono::duration_cast<microseconds>(c.deadline - now);
+   // (An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.)
+   auto const step = next_after(f);
+   if (step == next_step::give_up)
+      co_return final_error(f);
+   if (step == next_step::retry_now) {
+      ctx_.tel.woke(step, true);
+      co_return error_code{};
+   }
+   microseconds delay{};
+   std::string const* wake_on = nullptr;
+   if (step == next_step::draw_lots) {
+      delay = lots_delay(slowest_reply(r), ctx_.cfg.node_timeout, left, random_);
+   } else if (step == next_step::await_subscription) {
+      // The name's contenders hold one reference on its channel until the name is forgotten.
+      if (queue_.mark_subscribed(c.name))
+         listener_.acquire(c.channel);
+      // Woken by the confirmation; a server that never confirms (pub/sub refused) is polled.
+      delay = std::min<microseconds>(probe_interval, left);
+      wake_on = &c.channel;
+   } else if (step == next_step::sleep_until_release) {
+      delay = expiry_delay(shortest_pttl(r), probe_interval, left);
+      wake_on = &c.channel;
+   } else {
+      delay = spin_delay(c.spin ? *c.spin : wait_strategy::spin{}, left, random_);
+   }
+   auto const events = listener_.events(c.channel);
+   auto const ec = co_await sleep(delay, wake_on);
+   if (!ec)
+      ctx_.tel.woke(step, listener_.events(c.channel) != events);
+   co_return ec;
+}
+
+asio::awaitable<error_code> acquire_engine::sleep(microseconds d, std::string const* channel)
+{
+   if (ctx_.stopped)
+      co_return asio::error::operation_aborted;
+   asio::steady_timer t{ctx_.ex, d};
+   if (channel)
+      listener_.add_sleeper(*channel, &t);
+   // Ends at the delay, on a release event (the listener cancels the timer), or on cancellation.
+   co_await t.async_wait(use_tuple);
+   if (channel)
+      listener_.remove_sleeper(*channel, &t);
+   co_return (co_await cancelled()) ? error_code{asio::error::operation_aborted} : error_code{};
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,123 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The acquire engine: tries a name on the nodes (the quorum fan-out), releases what a lost try
+// may have taken, and between tries waits as the strategy and the retry decision
+// (sansio/retry.hpp) say: for a release message, the holder's PTTL, a spin interval or a lot.
+// Everything here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_ACQUIRE_ENGINE_HPP
+#define LOCKSMITH_SRC_ACQUIRE_ENGINE_HPP
+
+#include "engines/client_context.hpp"
+#include "protocol/fanout.hpp"
+#include "engines/local_queue.hpp"
+#include "engines/release_listener.hpp"
+
+#include <locksmith/detail/lease_kind.hpp>
+#include <locksmith/lock_options.hpp>
+#include <locksmith/report.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace locksmith::detail {
+
+class acquire_engine {
+public:
+   using clock = std::chrono::steady_clock;
+
+   acquire_engine(client_context& ctx, local_queue& queue, release_listener& listener);
+
+   /// A won attempt.
+   struct won {
+      std::string token;
+      std::uint64_t fence = 0;
+      clock::time_point start;        // when the winning try went out
+      clock::time_point valid_until;  // start + ttl - drift
+      std::vector<bool> may_hold;     // the nodes that may hold the key (may_hold_key)
+   };
+   struct result {
+      error_code ec;
+      won lease;
+   };
+
+   /// One try: its token, what it was sent at, and how the nodes answered.
+   struct attempt {
+      std::string token;       // kept across tries by a fair waiter only
+      std::uint64_t seen = 0;  // the name's release events when it went out
+      clock::time_point t0;
+      error_code ec;  // of the fan-out
+      fanout_result r;
+      error_code lost;  // why it lost, once judged (judge)
+   };
+
+   /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
+   /// failure), the client stops, or the operation is cancelled. The caller is the name's only
+   /// contender in the process (local_queue::enter), and the arguments outlive the operation.
+   /// `kind` picks the scripts and the quorum. With `handed` (a plain lock's lease that a local
+   /// holder passed on; only `kind` lock can take one over), the first try takes its key over;
+   /// whatever of it that try does not take over is released. With `first`, a try already sent
+   /// (begin) and judged lost, the operation goes on from there: the caller's fast path.
+   boost::asio::awaitable<result> acquire(std::string const& name, lock_options const& opts,
+                                          bool no_wait, clock::time_point deadline, report* diag,
+                                          lease_kind const& kind,
+                                          local_queue::handover const* handed = nullptr,
+                                          attempt* first = nullptr);
+
+   /// Readies a try of `a` (a new token unless it has one, the events seen, its start) and
+   /// returns the call to send to every node; `channel` is the name's release channel.
+   std::shared_ptr<script_call const> begin(attempt& a, std::string const& name,
+                                            std::string const& channel, lock_options const& opts,
+                                            lease_kind const& kind,
+                                            local_queue::handover const* handed = nullptr);
+   /// Judges a try that came back: the result when it failed (what it may have taken is
+   /// released) or won in time; nothing when it lost, why in `a.lost`. Reports to `diag`.
+   std::optional<result> judge(attempt& a, std::string const& name, lock_options const& opts,
+                               report* diag, lease_kind const& kind);
+
+private:
+   // After an attempt lost for `lost`: decides (next_after) and waits for the next try.
+   // Success: try again; else the error to complete with.
+   struct retry_context {
+      std::string const& name;
+      std::string const& channel;
+      std::uint64_t seen;  // the channel's events when the try went out
+      wait_strategy::spin const* spin;
+      bool no_wait;
+      clock::time_point deadline;
+      bool kept_place = false;  // a fair waiter whose yes votes were a step back (step_back):
+                                // not a split vote to draw lots on; it waits for its handoff
+   };
+   boost::asio::awaitable<error_code> wait_to_retry(error_code lost, fanout_result const& r,
+                                                    retry_context const& c);
+   // A fair waiter that took the key on some nodes (`r`), but not the lock, gives the key back
+   // there and keeps its place in the queues (fair_requeue_script). True once every node that
+   // may hold the key did it: only then may its token try again, since a step back that landed
+   // after the next try would delete the key that try took.
+   boost::asio::awaitable<bool> step_back(std::string const& name, std::string const& token,
+                                          fanout_result const& r);
+
+   // Releases what the try of `token` may hold (a fair waiter's: on every node, where it is
+   // queued), so that it never outlives `until`, and forgets the token.
+   void give_up(std::string const& name, std::string& token, fanout_result const& r,
+                clock::time_point until, lease_kind const& kind);
+
+   // Sleeps for `d`; with a channel, a release event on it ends the sleep early.
+   // operation_aborted on cancellation or once the client stops.
+   boost::asio::awaitable<error_code> sleep(std::chrono::microseconds d,
+                                            std::string const* channel);
+
+   client_context& ctx_;
+   local_queue& queue_;
+   release_listener& listener_;
+   std::mt19937_64 random_;
+};
+
+}  // namespace locksmith::detail
+
+#endif

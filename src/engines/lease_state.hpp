@@ -1,0 +1,77 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// What a lease shares with the operations that act on it and with its watchdog. Everything
+// here lives on the client's executor.
+#ifndef LOCKSMITH_SRC_LEASE_STATE_HPP
+#define LOCKSMITH_SRC_LEASE_STATE_HPP
+
+#include <locksmith/detail/lease_kind.hpp>
+#include <locksmith/lock_options.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locksmith::detail {
+
+class lease_owner;
+class watchdog;
+
+struct lease_state : std::enable_shared_from_this<lease_state> {
+   using clock = std::chrono::steady_clock;
+   enum class status { held, released, dropped, lost };
+
+   lease_state(std::shared_ptr<lease_owner> const& owner, std::string name, std::string token,
+               std::uint64_t fence, clock::time_point start, clock::time_point valid_until,
+               lock_options const& opts);
+
+   std::weak_ptr<lease_owner> core;  // the client that owns it (core/client_core.hpp)
+   std::string name;
+   std::string token;
+   std::uint64_t fence = 0;
+   std::chrono::milliseconds ttl;
+   std::optional<std::chrono::milliseconds> drift;
+   clock::time_point acquired_at;  // start of the acquire attempt that won
+   clock::time_point renewed_at;   // start of the last acquire or extend that succeeded
+   clock::time_point valid_until;
+   status st = status::held;
+
+   boost::asio::steady_timer
+      lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
+
+   bool in_slot = true;  // holds the name's place in the in-process queue
+
+   std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
+
+   lease_kind kind;  // which scripts renew and release it
+
+   // The watchdog's part (watchdog.hpp): whether it renews the lease or only sees it expire,
+   // where max_hold ends, the loss margin, whether the last renewal failed, and the lease's
+   // place in its queue while it waits there.
+   bool renew = true;
+   clock::time_point cap = clock::time_point::max();
+   std::chrono::milliseconds loss_margin{0};
+   bool failing = false;
+   watchdog* dog = nullptr;  // the watchdog whose queue holds the lease, if any
+   std::multimap<clock::time_point, lease_state*>::iterator queued_at;
+
+   ~lease_state();
+
+   /// Ends the lease in this process (no I/O): stops renewal and wakes the loss waiters. Unless
+   /// it is being released, it also frees the name for the next local waiter; an unlock does that
+   /// once its release has been answered.
+   void end(status s) noexcept;
+
+   /// Frees the name for the next local waiter, once.
+   void leave_slot() noexcept;
+};
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,84 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "engines/release.hpp"
+
+#include "protocol/kind_calls.hpp"
+#include "protocol/verdicts.hpp"
+
+#include <boost/asio/append.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+
+void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
+                         fanout_result const& r, std::chrono::steady_clock::time_point until,
+                         lease_kind const& kind)
+{
+   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind);
+}
+
+std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
+                                               std::vector<bool> const& where)
+{
+   std::vector<std::shared_ptr<node>> out;
+   for (std::size_t i = 0; i < ctx.nodes.size() && i < where.size(); ++i)
+      if (where[i])
+         out.push_back(ctx.nodes[i]);
+   return out;
+}
+
+void release_on(client_context& ctx, std::string const& name, std::string const& token,
+                std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
+                lease_kind const& kind)
+{
+   auto const targets = nodes_where(ctx, where);
+   if (!targets.empty())
+      start_fanout(
+         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
+         [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
+}
+
+void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
+                   asio::any_completion_handler<void(error_code)> h)
+{
+   using status = lease_state::status;
+   if (!st || (st->st != status::held && st->st != status::lost))
+      return asio::post(ctx.ex, asio::append(std::move(h), error_code{error::not_held}));
+   // A lost lease was left in Redis so that nobody could enter before its holder stopped
+   // working; now that the holder gives it back, release it where it is still ours.
+   bool const was_lost = st->st == status::lost;
+   st->end(status::released);
+   st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
+   // Owned until every node answered, or the key has expired by itself.
+   persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold};
+   auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token);
+   auto slot = asio::get_associated_cancellation_slot(h);
+   // A graceful close waits for this operation until it completes.
+   start_fanout(
+      ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,
+      asio::bind_cancellation_slot(slot,
+                                   [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work},
+                                    h = std::move(h)](error_code ec, fanout_result r) mutable {
+                                      // Only now may the next local waiter try: sooner, it would
+                                      // race its own release.
+                                      st->leave_slot();
+                                      describe(r, ctx.nodes, diag);
+                                      ctx.tel.votes("release", st->name, r, ctx.nodes);
+                                      if (was_lost)
+                                         ec = error::lease_lost;
+                                      else if (!ec)
+                                         ec = ownership_result(r);
+                                      {
+                                         auto const ended = std::move(in_flight);
+                                      }
+                                      // Never inside start_fanout's call (it completes from a reply
+                                      // or a post), so the handler may run here when its executor
+                                      // is this one.
+                                      asio::dispatch(ctx.ex, asio::append(std::move(h), ec));
+                                   }),
+      std::move(keep));
+}
+
+}  // namespace locksmith::detail

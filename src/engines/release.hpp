@@ -1,0 +1,54 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// Releasing: a lease given back by its holder, and the keys that a lost, cancelled or expired
+// attempt may have taken. The client owns every release until each node answered or the key has
+// expired by itself (persistence), so nothing is lost when the caller moves on.
+#ifndef LOCKSMITH_SRC_RELEASE_HPP
+#define LOCKSMITH_SRC_RELEASE_HPP
+
+#include "engines/client_context.hpp"
+#include "protocol/fanout.hpp"
+#include "engines/lease_state.hpp"
+
+#include <locksmith/report.hpp>
+
+#include <boost/asio/any_completion_handler.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace locksmith::detail {
+
+/// Sends release to every node that may hold the attempt's key (may_hold_key), after a lost
+/// attempt, a cancelled one, or a won one whose validity ran out. Owned until each node answered
+/// or `until` (when the key expires by itself) has passed.
+void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
+                         fanout_result const& r, std::chrono::steady_clock::time_point until,
+                         lease_kind const& kind = {});
+
+/// The client's nodes that `where` names (by index).
+std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
+                                               std::vector<bool> const& where);
+
+/// The same on the nodes that `where` names (by index), in the background. (A handed-over lease
+/// is the lock's kind, the default.)
+void release_on(client_context& ctx, std::string const& name, std::string const& token,
+                std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
+                lease_kind const& kind = {});
+
+/// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
+/// released; else the release's verdict. Sent to every node; owned where the key may be
+/// (lease_state::may_hold). The name passes to the next local waiter only once the release has
+/// been answered.
+///
+/// A callback, not a coroutine: an unlock is on every lock cycle's path, and this way costs no
+/// coroutine frame and no reactor turn of its own. `h` completes on its associated executor
+/// (else ctx.ex), never inside this call. The caller keeps ctx alive until then.
+/// Cancellation (`h`'s slot, any type): completes with operation_aborted; the release, already
+/// sent, goes on, owned by the client.
+void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
+                   boost::asio::any_completion_handler<void(error_code)> h);
+
+}  // namespace locksmith::detail
+
+#endif

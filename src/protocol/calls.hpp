@@ -1,0 +1,50 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// The script calls of one lock name: acquire, extend and release, with their keys and arguments.
+#ifndef LOCKSMITH_SRC_CALLS_HPP
+#define LOCKSMITH_SRC_CALLS_HPP
+
+#include "transport/node.hpp"
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace locksmith::detail {
+
+/// The fence key outlives the lock key by this much; after that, the server's clock keeps
+/// fences rising.
+inline constexpr std::chrono::milliseconds fence_linger{60'000};
+
+/// SET NX PX ttl of the lock key, then a fence minted from the fence key (kept ttl + fence_linger):
+/// by the fence key's counter on one node, by the servers' clocks with a `quorum` of several.
+/// With `takes_over`, a key that holds that token (a lease handed over in this process) counts as
+/// free.
+std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::string const& name,
+                                                std::string const& token,
+                                                std::chrono::milliseconds ttl, bool quorum,
+                                                std::string const* takes_over = nullptr);
+
+/// PEXPIRE ttl of the lock key and of the fence key (ttl + fence_linger), if the token matches.
+std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::string const& name,
+                                               std::string const& token,
+                                               std::chrono::milliseconds ttl);
+
+/// One lease of a batched extension; the strings are copied into the call.
+struct extension {
+   std::string const* name;
+   std::string const* token;
+   std::chrono::milliseconds ttl;
+};
+
+/// The same for several leases in one call (the watchdog's batches), answered in their order.
+std::shared_ptr<script_call const> extend_call(std::string const& prefix,
+                                               std::span<extension const> leases);
+
+/// DEL of the lock key and a PUBLISH of the token on the release channel, if the token matches.
+std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
+                                                std::string const& token);
+
+}  // namespace locksmith::detail
+
+#endif

@@ -1,0 +1,45 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "protocol/cleanup.hpp"
+
+#include <algorithm>
+
+namespace locksmith::detail {
+
+void owned_work::done() noexcept
+{
+   if (pending_ > 0 && --pending_ == 0)
+      for (auto* t : idle_waiters_)
+         t->cancel();
+}
+
+void owned_work::close() noexcept
+{
+   closed_ = true;
+   for (auto& w : retry_timers_)
+      if (auto t = w.lock())
+         t->cancel();
+   retry_timers_.clear();
+}
+
+void owned_work::track(std::weak_ptr<boost::asio::steady_timer> t)
+{
+   if (retry_timers_.size() >= 64)
+      std::erase_if(retry_timers_, [](auto const& w) { return w.expired(); });
+   retry_timers_.push_back(std::move(t));
+}
+
+void owned_work::forget_idle_waiter(boost::asio::steady_timer* t) noexcept
+{
+   idle_waiters_.erase(std::remove(idle_waiters_.begin(), idle_waiters_.end(), t),
+                       idle_waiters_.end());
+}
+
+retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attempt) noexcept
+{
+   using std::chrono::milliseconds;
+   milliseconds const step = node_timeout * (1L << std::min(attempt, 10u));
+   return {std::min(step, milliseconds{1000}),
+           std::clamp(step, node_timeout, std::max(node_timeout, milliseconds{2000}))};
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,224 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "protocol/fanout.hpp"
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+
+std::size_t fanout_result::count(vote v) const noexcept
+{
+   return static_cast<std::size_t>(
+      std::count_if(nodes.begin(), nodes.end(), [v](node_result const& n) { return n.v == v; }));
+}
+
+bool fanout_result::server_error() const noexcept
+{
+   return std::any_of(nodes.begin(), nodes.end(), [](node_result const& n) {
+      return n.v == vote::failed && !n.reply.ec && (n.reply.resp.has_error() || n.malformed);
+   });
+}
+
+namespace {
+
+// How one node voted, from the script's reply. A reply that is neither an error nor of the
+// script's shape is no vote.
+vote classify(script const& code, node_result& r)
+{
+   if (r.reply.ec)
+      return vote::failed;
+   bool const acquire = code.role == script_role::acquire;
+   error_code ec;
+   if (acquire) {
+      ec = parse_acquire(r.reply.resp, r.acquire);
+   } else if (code.batched) {
+      // A fan-out extends one lease (the watchdog's batches settle apart, see watchdog.cpp).
+      std::vector<ownership> one;
+      ec = parse_ownerships(r.reply.resp, 1, one);
+      if (!ec)
+         r.own = one.front();
+   } else {
+      ec = parse_ownership(r.reply.resp, r.own);
+   }
+   if (ec) {
+      r.malformed = !r.reply.resp.has_error();
+      return vote::failed;
+   }
+   if (acquire)
+      return r.acquire.acquired ? vote::yes : vote::no;
+   return r.own == ownership::done ? vote::yes : vote::no;
+}
+
+// A restarted node may have forgotten a key that a quorum relied on: no acquire vote of its counts
+// during its quarantine (its key, if set, is released like a failed vote's). One whose restarts
+// cannot be judged (INFO denied) is out until they can be, whatever it says: an ACL that denies
+// what a guarantee needs fails as any denied command does (auth_failed), at once when such nodes
+// alone sink the quorum.
+void sit_out_quarantine(node_result& r, node& from)
+{
+   if (r.v == vote::failed || !from.quarantined())
+      return;
+   auto const u = from.unjudged();
+   if (u.why.empty() && r.v != vote::yes)
+      return;  // a "taken" from a node in quarantine is still news of a holder
+   r.v = vote::failed;
+   r.reply.server_message = "in restart quarantine (config::restart_quarantine)";
+   if (u.why.empty())
+      return;
+   if (u.denied)
+      r.reply.ec = error::auth_failed;
+   r.reply.server_message =
+      "not counted, its restarts cannot be judged: " + u.why + " (config::restart_quarantine)";
+}
+
+struct fanout_op : std::enable_shared_from_this<fanout_op> {
+   fanout_op(std::size_t n, std::size_t quorum, fanout_handler h)
+       : votes{n, quorum}
+       , handler{std::move(h)}
+   {
+      result.nodes.resize(n);
+      result.quorum = votes.quorum();
+   }
+
+   void on_reply(script const& code, std::size_t i, node_reply&& reply, node& from)
+   {
+      node_result late;
+      // Once decided, `result` may have been moved out: a late reply is looked at apart.
+      auto& r = handler ? result.nodes[i] : late;
+      r.reply = std::move(reply);
+      r.v = classify(code, r);
+      if (code.role == script_role::acquire)
+         sit_out_quarantine(r, from);
+      // A reply of the wrong shape means the connection matches replies to the wrong requests:
+      // nothing more it answers can be trusted until it is a new connection.
+      if (r.malformed)
+         from.reconnect();
+      if (!handler)
+         return;
+      if (votes.record(r.v == vote::yes) != outcome::pending)
+         complete({}, votes.state());
+   }
+
+   void complete(error_code ec, outcome decision)
+   {
+      auto slot = asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected())
+         slot.clear();
+      result.decision = decision;
+      auto ex = asio::get_associated_executor(handler);
+      // Late replies find no handler and leave `result` alone, so it can be moved out.
+      asio::dispatch(ex, [h = std::move(handler), ec, r = std::move(result)]() mutable {
+         std::move(h)(ec, std::move(r));
+      });
+   }
+
+   vote_counter votes;
+   fanout_handler handler;
+   fanout_result result;
+};
+
+// One node's part of a fan-out: the call, and with persistence its retries.
+struct node_call : std::enable_shared_from_this<node_call> {
+   node_call(std::shared_ptr<fanout_op> o, std::shared_ptr<node> nd, std::size_t i,
+             std::shared_ptr<script_call const> c, std::chrono::milliseconds t,
+             std::function<bool()> wanted, std::optional<persistence> k, asio::any_io_executor ex)
+       : op{std::move(o)}
+       , n{std::move(nd)}
+       , index{i}
+       , call{std::move(c)}
+       , timeout{t}
+       , still_wanted{std::move(wanted)}
+       , keep{std::move(k)}
+       , io{std::move(ex)}
+   {}
+
+   std::shared_ptr<fanout_op> op;
+   std::shared_ptr<node> n;
+   std::size_t index;
+   std::shared_ptr<script_call const> call;
+   std::chrono::milliseconds timeout;
+   std::function<bool()> still_wanted;
+   std::optional<persistence> keep;
+   asio::any_io_executor io;
+   unsigned attempt = 0;
+
+   void send(std::chrono::milliseconds t)
+   {
+      auto done = [self = shared_from_this()](node_reply&& r) { self->on_reply(std::move(r)); };
+      // An owned release goes where the key may be, even to a silent node: it lands behind the
+      // acquire that set it when the node answers again.
+      if (keep)
+         n->eval_even_if_silent(call, t, still_wanted, std::move(done));
+      else
+         n->eval(call, t, still_wanted, std::move(done));
+   }
+
+   void on_reply(node_reply&& r)
+   {
+      // Only a transport failure may mend: an answer, even an error, is final.
+      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted &&
+                         !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
+      if (attempt == 0)
+         op->on_reply(*call->code, index, std::move(r), *n);
+      if (!again) {
+         if (keep)
+            keep->work->done();
+         return;
+      }
+      auto const plan = release_retry(timeout, attempt++);
+      auto timer = std::make_shared<asio::steady_timer>(io, plan.pause);
+      keep->work->track(timer);
+      timer->async_wait([self = shared_from_this(), timer, plan](error_code ec) {
+         if (ec || self->keep->work->closed())
+            return self->keep->work->done();
+         self->send(plan.timeout);
+      });
+   }
+};
+
+}  // namespace
+
+void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<node>> const& nodes,
+                  std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                  fanout_handler handler, std::optional<persistence> keep)
+{
+   auto op = std::make_shared<fanout_op>(nodes.size(), call->quorum, std::move(handler));
+   auto slot = asio::get_associated_cancellation_slot(op->handler);
+   if (slot.is_connected()) {
+      slot.assign([weak = std::weak_ptr<fanout_op>(op), io](asio::cancellation_type_t) {
+         auto op = weak.lock();
+         if (!op || !op->handler)
+            return;
+         // Never complete from inside the canceller's call: post.
+         asio::post(io, [op] {
+            if (op->handler)
+               op->complete(asio::error::operation_aborted, outcome::pending);
+         });
+      });
+   }
+   script const& code = *call->code;
+   // Only an acquire must not fall back once decided (it would land behind the release sent
+   // meanwhile); a release or extend is idempotent and must reach every node.
+   // Each capture fits std::function's local buffer: no allocation for it, nor for its copies
+   // (one per node, and one per call a node makes).
+   std::function<bool()> still_wanted = [] { return true; };
+   if (code.role == script_role::acquire)
+      still_wanted = [op] { return static_cast<bool>(op->handler); };
+   for (std::size_t i = 0; i < nodes.size(); ++i) {
+      // Owned only where the key may be: elsewhere a failed release needs no second try.
+      auto const owned = keep && keep->covers(i);
+      if (owned)
+         keep->work->add();
+      auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted,
+                                           owned ? keep : std::nullopt, io);
+      c->send(timeout);
+   }
+}
+
+}  // namespace locksmith::detail

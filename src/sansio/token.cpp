@@ -1,0 +1,55 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "sansio/token.hpp"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+namespace locksmith::detail {
+
+std::string to_hex(std::array<std::uint8_t, 16> const& bytes)
+{
+   static constexpr char hex[] = "0123456789abcdef";
+   std::string out(32, '0');
+   for (std::size_t i = 0; i < bytes.size(); ++i) {
+      out[2 * i] = hex[bytes[i] >> 4];
+      out[2 * i + 1] = hex[bytes[i] & 0xf];
+   }
+   return out;
+}
+
+std::string random_token()
+{
+   // Read from the kernel's CSPRNG a page at a time: one getrandom call per 256 tokens, not
+   // one per lock. Each thread has its own buffer, and no byte is ever served twice. A child of
+   // fork() inherits the buffer, so it must not serve from it: it would hand out the very tokens
+   // its parent (or a sibling) does. The buffer is therefore tied to the process that filled it.
+   thread_local std::array<std::uint8_t, 4096> pool{};
+   thread_local std::size_t used = pool.size();
+   thread_local pid_t filled_by = 0;
+   if (used == pool.size() || filled_by != ::getpid()) {
+      filled_by = ::getpid();
+      std::size_t got = 0;
+      while (got < pool.size()) {
+         // getrandom blocks only until the kernel's pool is first initialised, at boot.
+         auto const n = ::getrandom(pool.data() + got, pool.size() - got, 0);
+         if (n < 0) {
+            if (errno == EINTR)
+               continue;
+            throw std::system_error(errno, std::generic_category(), "getrandom");
+         }
+         got += static_cast<std::size_t>(n);
+      }
+      used = 0;
+   }
+   std::array<std::uint8_t, 16> bytes{};
+   std::copy_n(pool.begin() + static_cast<std::ptrdiff_t>(used), bytes.size(), bytes.begin());
+   std::fill_n(pool.begin() + static_cast<std::ptrdiff_t>(used), bytes.size(), 0);
+   used += bytes.size();
+   return to_hex(bytes);
+}
+
+}  // namespace locksmith::detail

@@ -1,0 +1,458 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+#include "transport/cluster_node.hpp"
+
+#include "sansio/set_scripts.hpp"
+
+#include <boost/asio/error.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace locksmith::detail {
+namespace asio = boost::asio;
+namespace redis = boost::redis;
+using clock = std::chrono::steady_clock;
+
+namespace {
+
+// How long a seed may take to answer CLUSTER SLOTS before the next one is asked.
+constexpr std::chrono::milliseconds slots_timeout{2000};
+// The shortest time between two reloads of the slot map that failed calls ask for: every call
+// to a dead master fails, and a reload asks the cluster once for all of them.
+constexpr std::chrono::milliseconds refresh_spacing{200};
+
+// A reply that says the master may no longer own the slot, or no longer exist: a transport
+// error or timeout (not a WAIT that fell short, which the master itself answered), a call
+// refused while the master is silent, or CLUSTERDOWN.
+bool master_may_be_gone(node_reply const& r)
+{
+   if (r.ec)
+      return r.ec != make_error_code(error::not_enough_replicas);
+   return r.server_message.starts_with("CLUSTERDOWN");
+}
+
+}  // namespace
+
+struct cluster_node::routed_call {
+   std::shared_ptr<script_call const> call;
+   clock::time_point start;
+   clock::time_point deadline;
+   std::function<bool()> still_wanted;
+   std::function<void(node_reply&&)> done;
+   bool even_if_silent = false;
+   std::uint16_t slot = 0;
+   unsigned redirections = 0;
+};
+
+cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const& cfg)
+    : ex_{std::move(ex)}
+    , url_{std::move(url)}
+    , cfg_{cfg}
+    , name_{redacted(url_)}
+    , refresh_timer_{ex_}
+    , owner_(slot_count)
+    , log_{cfg}
+{
+   for (auto const& e : url_.seeds)
+      seeds_.push_back(master_for(e));
+}
+
+std::shared_ptr<redis_node> cluster_node::master_for(endpoint const& e)
+{
+   auto& n = masters_[e.host + ":" + e.port];
+   if (!n) {
+      // The cluster's credentials are those of each of its nodes.
+      node_url u = url_;
+      u.seeds.clear();
+      u.host = e.host;
+      u.port = e.port;
+      n = std::make_shared<redis_node>(ex_, std::move(u), cfg_);
+      n->load_sharded_scripts();
+      if (started_)
+         start_master(e.host + ":" + e.port, n);
+   }
+   return n;
+}
+
+void cluster_node::start(push_handler on_push)
+{
+   started_ = true;
+   on_push_ = std::move(on_push);
+   for (auto const& [addr, n] : masters_)
+      start_master(addr, n);
+   refresh();
+}
+
+void cluster_node::start_master(std::string const& addr, std::shared_ptr<redis_node> const& n)
+{
+   // Weakly: the master holds its handler, and the cluster holds the master.
+   n->start([weak = weak_from_this(), addr](push_event const& e) {
+      if (auto self = weak.lock())
+         self->on_master_push(addr, e);
+   });
+   check_sharded_pubsub(n);
+}
+
+void cluster_node::check_sharded_pubsub(std::shared_ptr<redis_node> const& n)
+{
+   // On the master's command connection, ahead of any script sent to it: the answer is read
+   // first. COMMAND INFO of a command that the server lacks answers a nil entry. An error or no
+   // answer (an ACL without +command, a master down) leaves the master unjudged.
+   auto req = std::make_shared<redis::request>();
+   req->push("COMMAND", "INFO", "SPUBLISH");
+   n->command(std::move(req), slots_timeout,
+              [weak = weak_from_this(), n](error_code ec, redis::generic_response&& resp) {
+                 auto self = weak.lock();
+                 if (!self || ec || resp.has_error() || resp.value().size() != 2 ||
+                     resp.value()[1].data_type != redis::resp3::type::null ||
+                     !self->unsupported_.empty())
+                    return;
+                 self->unsupported_ = n->name() +
+                                      " has no SPUBLISH: a Redis Cluster needs Redis 7.0 or later "
+                                      "(sharded pub/sub carries its releases)";
+                 self->log_(log_level::error, [&] { return self->unsupported_; });
+              });
+}
+
+void cluster_node::refuse(routed_call& c, node_reply&& r)
+{
+   r.ec = error::invalid_argument;
+   r.server_message = unsupported_;
+   r.latency = clock::now() - c.start;
+   // Never from inside the caller's own call.
+   asio::post(ex_, [done = std::move(c.done), r = std::move(r)]() mutable { done(std::move(r)); });
+}
+
+void cluster_node::on_master_push(std::string const& addr, push_event const& e)
+{
+   using kind = push_event::kind;
+   if (stopped_ || !on_push_)
+      return;
+   if (e.what == kind::message)
+      return on_push_(e);
+   if (e.what == kind::connected)
+      return run(shards_.on_connected(addr), false);
+   if (e.what == kind::refused)
+      return on_refused(addr, e.payload);
+   auto st = shards_.on_push(addr, e);
+   // The master gave a slot away: reload the map, whose change moves the channel on (and a stale
+   // answer sends it back there, where a MOVED names the new master).
+   if (st.stale_map)
+      refresh();
+   run(std::move(st), false);
+}
+
+void cluster_node::on_refused(std::string const& addr, std::string const& error)
+{
+   auto const redir = parse_redirect(error);
+   if (!redir || redir->ask) {
+      log_(log_level::debug, [&] { return addr + " (pub/sub): " + error; });
+      return;
+   }
+   auto to = redir->to;
+   if (to.host.empty())
+      to.host = url_.seeds.front().host;
+   owner_[redir->slot] = master_for(to);
+   refresh();
+   follow_slots();
+}
+
+std::string const& cluster_node::address_of(std::shared_ptr<redis_node> const& n) const
+{
+   for (auto const& [addr, m] : masters_)
+      if (m == n)
+         return addr;
+   return masters_.begin()->first;  // every master is in masters_; not reached
+}
+
+void cluster_node::follow_slots()
+{
+   run(shards_.follow(
+          [this](std::string const& channel) { return address_of(owner_of(hash_slot(channel))); }),
+       false);
+}
+
+void cluster_node::run(shard_subscriptions::steps st, bool defer_tell)
+{
+   for (auto const& c : st.send)
+      if (auto it = masters_.find(c.master); it != masters_.end())
+         it->second->shard_subscribe(c.channel, c.subscribe);
+   if (st.tell.empty() || !on_push_)
+      return;
+   if (!defer_tell) {
+      for (auto const& e : st.tell)
+         on_push_(e);
+      return;
+   }
+   // Not inside the listener's own call to subscribe or unsubscribe.
+   asio::post(ex_, [self = shared_from_this(), tell = std::move(st.tell)] {
+      for (auto const& e : tell)
+         if (!self->stopped_)
+            self->on_push_(e);
+   });
+}
+
+void cluster_node::stop()
+{
+   stopped_ = true;
+   refresh_timer_.cancel();
+   for (auto const& [addr, n] : masters_)
+      n->stop();
+}
+
+void cluster_node::reconnect()
+{
+   for (auto const& [addr, n] : masters_)
+      n->reconnect();
+}
+
+bool cluster_node::quarantined() const noexcept
+{
+   return std::any_of(masters_.begin(), masters_.end(),
+                      [](auto const& m) { return m.second->quarantined(); });
+}
+
+judge_failure cluster_node::unjudged() const
+{
+   for (auto const& [addr, n] : masters_)
+      if (auto u = n->unjudged(); !u.why.empty())
+         return u;
+   return {};
+}
+
+void cluster_node::subscribe(std::string const& channel)
+{
+   // A release channel carries its lock's hash tag: its slot is the lock's.
+   run(shards_.subscribe(channel, address_of(owner_of(hash_slot(channel)))), true);
+}
+
+void cluster_node::unsubscribe(std::string const& channel)
+{
+   run(shards_.unsubscribe(channel), true);
+}
+
+std::shared_ptr<redis_node> cluster_node::owner_of(std::uint16_t slot) const
+{
+   // Before the map is known, the first seed answers, or redirects.
+   return owner_[slot] ? owner_[slot] : seeds_.front();
+}
+
+void cluster_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                        std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
+{
+   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
+}
+
+void cluster_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
+                                       std::chrono::milliseconds timeout,
+                                       std::function<bool()> still_wanted,
+                                       std::function<void(node_reply&&)> done)
+{
+   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
+}
+
+void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                         bool even_if_silent)
+{
+   auto const now = clock::now();
+   // A release publishes with SPUBLISH on a cluster: the script's sharded twin, same arguments.
+   if (auto const& twin = sharded_twin(*call->code); &twin != call->code) {
+      auto sharded = std::make_shared<script_call>(twin, call->keys, call->args);
+      sharded->quorum = call->quorum;
+      call = std::move(sharded);
+   }
+   // Every key of a lock carries its hash tag: the first key's slot is that of them all.
+   auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
+   auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
+                                                      std::move(still_wanted), std::move(done),
+                                                      even_if_silent, slot, 0});
+   if (!unsupported_.empty())
+      return refuse(*c, node_reply{.sent = false});
+   route(c, owner_of(slot), false);
+}
+
+void cluster_node::route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> to,
+                         bool asking)
+{
+   auto const left =
+      std::max(std::chrono::ceil<std::chrono::milliseconds>(c->deadline - clock::now()),
+               std::chrono::milliseconds{1});
+   auto on = [self = shared_from_this(), c, to](node_reply&& r) {
+      self->on_reply(c, to, std::move(r));
+   };
+   if (asking)
+      to->eval_asking(c->call, left, c->still_wanted, std::move(on));
+   else if (c->even_if_silent)
+      to->eval_even_if_silent(c->call, left, c->still_wanted, std::move(on));
+   else
+      to->eval(c->call, left, c->still_wanted, std::move(on));
+}
+
+void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from,
+                            node_reply&& r)
+{
+   // Sent before a master's check answered: refused all the same (the key, if the script set
+   // one, expires by its TTL; no release could publish it).
+   if (!unsupported_.empty() && !stopped_)
+      return refuse(*c, std::move(r));
+   auto const redir = r.ec || stopped_ ? std::nullopt : parse_redirect(r.server_message);
+   // A multi-key call whose keys a migration under way has split between two nodes.
+   bool const again = !r.ec && !stopped_ && r.server_message.starts_with("TRYAGAIN");
+   if (!(redir || again)) {
+      if (!stopped_ && master_may_be_gone(r))
+         refresh_soon();
+      // A cluster that lost a master and has not promoted its replica yet: passing, as a timeout
+      // is, so the engine tries again within the caller's wait instead of giving up on a server
+      // error. The message stays, for the report.
+      if (!r.ec && r.server_message.starts_with("CLUSTERDOWN"))
+         r.ec = asio::error::try_again;
+      return finish(std::move(c), std::move(r));
+   }
+   auto const plan = plan_redirect(again, c->redirections, c->deadline - clock::now());
+   if (plan.give_up || !c->still_wanted())
+      return slot_in_motion(std::move(c), std::move(r));
+   ++c->redirections;
+   if (!again)
+      log_(log_level::debug, [&] { return from->name() + ": " + r.server_message; });
+   auto to = again ? owner_of(c->slot) : follow(*redir);
+   bool const asking = redir && redir->ask;
+   if (plan.pause.count() == 0)
+      return route(std::move(c), std::move(to), asking);
+   auto t = std::make_shared<asio::steady_timer>(ex_, plan.pause);
+   t->async_wait([self = shared_from_this(), c = std::move(c), to = std::move(to), asking,
+                  t](error_code) mutable {
+      // After TRYAGAIN, to the slot's owner as the map says then.
+      auto const& next = asking ? to : self->owner_of(c->slot);
+      self->route(std::move(c), next, asking);
+   });
+}
+
+std::shared_ptr<redis_node> cluster_node::follow(redirect const& redir)
+{
+   auto to = redir.to;
+   if (to.host.empty())  // a node that does not know its own address: reached as the seeds are
+      to.host = url_.seeds.front().host;
+   auto target = master_for(to);
+   if (!redir.ask) {
+      // The slot has a new master for good: the map is stale, and more slots may have moved.
+      owner_[redir.slot] = target;
+      refresh();
+   }
+   return target;
+}
+
+void cluster_node::slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r)
+{
+   // The call's time ran out while its slot was in motion. The script ran nowhere (a redirection
+   // or TRYAGAIN is all that each node answered), so the call fails as one that was never sent:
+   // a passing failure that the engine tries again within the caller's wait, a renewal within
+   // the lease's validity and a release until the key expires; and no release is owed for it.
+   r.ec = asio::error::try_again;
+   r.sent = false;
+   r.server_message = "slot " + std::to_string(c->slot) + " in motion: " + r.server_message;
+   finish(std::move(c), std::move(r));
+}
+
+void cluster_node::finish(std::shared_ptr<routed_call> c, node_reply&& r)
+{
+   r.latency = clock::now() - c->start;
+   c->done(std::move(r));
+}
+
+void cluster_node::refresh()
+{
+   if (stopped_)
+      return;
+   if (refreshing_) {
+      refresh_again_ = true;
+      return;
+   }
+   refreshing_ = true;
+   last_refresh_ = clock::now();
+   ask_slots(std::make_shared<std::vector<slots_source> const>(slots_sources()), 0);
+}
+
+void cluster_node::refresh_soon()
+{
+   if (stopped_ || refresh_scheduled_)
+      return;
+   auto const at = last_refresh_ + refresh_spacing;
+   if (clock::now() >= at)
+      return refresh();
+   refresh_scheduled_ = true;
+   refresh_timer_.expires_at(at);
+   refresh_timer_.async_wait([self = shared_from_this()](error_code) {
+      self->refresh_scheduled_ = false;
+      self->refresh();
+   });
+}
+
+std::vector<cluster_node::slots_source> cluster_node::slots_sources() const
+{
+   std::vector<slots_source> from;
+   auto const add = [&](std::string host, std::shared_ptr<redis_node> const& n) {
+      bool const known =
+         std::any_of(from.begin(), from.end(), [&](slots_source const& s) { return s.node == n; });
+      if (!known)
+         from.push_back({std::move(host), n});
+   };
+   auto const host_of = [](std::string const& addr) { return addr.substr(0, addr.rfind(':')); };
+   // The last node that answered is the likeliest to answer again: a dead first seed must not
+   // cost every reload a timeout.
+   for (auto const& [addr, n] : masters_)
+      if (n == answered_slots_)
+         add(host_of(addr), n);
+   for (std::size_t i = 0; i < seeds_.size(); ++i)
+      add(url_.seeds[i].host, seeds_[i]);
+   for (auto const& [addr, n] : masters_)
+      add(host_of(addr), n);
+   return from;
+}
+
+void cluster_node::ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i)
+{
+   if (stopped_ || i >= from->size()) {
+      refreshing_ = false;
+      if (!stopped_) {
+         log_(log_level::warning, [&] { return name_ + ": no node answered CLUSTER SLOTS"; });
+         // Failed calls ask again, no more often than refresh_spacing.
+         refresh_again_ = false;
+      }
+      return;
+   }
+   auto req = std::make_shared<redis::request>();
+   req->push("CLUSTER", "SLOTS");
+   auto const& source = (*from)[i];
+   source.node->command(
+      std::move(req), slots_timeout,
+      [self = shared_from_this(), from, i](error_code ec, redis::generic_response&& resp) {
+         std::optional<std::vector<slot_range>> map;
+         if (!ec && !resp.has_error())
+            map = parse_cluster_slots(resp.value());
+         if (!map || map->empty())
+            return self->ask_slots(from, i + 1);
+         self->answered_slots_ = (*from)[i].node;
+         self->apply(*map, (*from)[i].host);
+         self->refreshing_ = false;
+         if (std::exchange(self->refresh_again_, false))
+            self->refresh();
+      });
+}
+
+void cluster_node::apply(std::vector<slot_range> const& map, std::string const& asked_host)
+{
+   std::fill(owner_.begin(), owner_.end(), nullptr);
+   for (auto const& r : map) {
+      auto at = r.master;
+      if (at.host.empty())
+         at.host = asked_host;
+      auto const m = master_for(at);
+      std::fill(owner_.begin() + r.first, owner_.begin() + r.last + 1, m);
+   }
+   follow_slots();
+}
+
+}  // namespace locksmith::detail

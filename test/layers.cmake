@@ -1,0 +1,56 @@
+# The layering rule, checked: `cmake -DROOT=<source dir> -P test/layers.cmake` fails when
+#  - a file of src/<layer>/ includes a header of a layer above its own (src/ reads top-down: api,
+#    core, engines, protocol, transport, sansio; a layer may include its own headers and those of
+#    the layers below it);
+#  - a public header (include/locksmith/) includes a private one (src/), which is not installed;
+#  - a header of include/locksmith/detail/ is not included by some public header: private detail
+#    lives in src/sansio/, and only what public headers must include is installed.
+set(layers api core engines protocol transport sansio)
+set(problems "")
+
+file(GLOB_RECURSE sources RELATIVE ${ROOT}/src ${ROOT}/src/*.cpp ${ROOT}/src/*.hpp)
+foreach(f IN LISTS sources)
+  string(REGEX MATCH "^[a-z]+" layer "${f}")
+  list(FIND layers "${layer}" rank)
+  if(rank EQUAL -1)
+    list(APPEND problems "src/${f}: not in a layer folder (${layers})")
+    continue()
+  endif()
+  file(STRINGS ${ROOT}/src/${f} includes REGEX "^#include \"")
+  foreach(line IN LISTS includes)
+    if(line MATCHES "^#include \"embedded_scripts.hpp\"")
+      continue()  # generated in the build tree from src/scripts/*.lua (cmake/embed_scripts.cmake)
+    endif()
+    string(REGEX MATCH "^#include \"([a-z]+)/" _ "${line}")
+    list(FIND layers "${CMAKE_MATCH_1}" to)
+    if(to EQUAL -1)
+      list(APPEND problems "src/${f}: ${line} (name the layer: \"<layer>/<header>\")")
+    elseif(to LESS rank)
+      list(APPEND problems "src/${f}: ${line} points up (${layer} is below ${CMAKE_MATCH_1})")
+    endif()
+  endforeach()
+endforeach()
+
+file(GLOB_RECURSE public RELATIVE ${ROOT}/include ${ROOT}/include/*.hpp)
+set(public_text "")
+foreach(f IN LISTS public)
+  file(STRINGS ${ROOT}/include/${f} includes REGEX "^#include")
+  foreach(line IN LISTS includes)
+    if(line MATCHES "^#include \"")
+      list(APPEND problems "include/${f}: ${line} (a public header includes only <locksmith/...>)")
+    endif()
+    string(APPEND public_text "${line}\n")
+  endforeach()
+endforeach()
+foreach(f IN LISTS public)
+  if(f MATCHES "^locksmith/detail/" AND NOT public_text MATCHES "<${f}>")
+    list(APPEND problems "include/${f}: no public header includes it (move it to src/sansio/)")
+  endif()
+endforeach()
+
+if(problems)
+  list(JOIN problems "\n  " text)
+  message(FATAL_ERROR "layers: ${text}")
+endif()
+list(LENGTH sources n)
+message(STATUS "layers: ${n} files of src/ include only their own layer and those below")

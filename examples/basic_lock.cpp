@@ -5,24 +5,19 @@
 // Errors are shown both ways: asio::as_tuple hands back the error_code, and the default
 // token throws boost::system::system_error, whose code() compares to locksmith::error.
 //
-// Run:    ./build/examples/basic_lock redis://127.0.0.1:6379
+// Run:    ./build/examples/basic_lock redis://127.0.0.1:6379   (give 3 URLs or more for RedLock)
 // Watch:  redis-cli monitor      (an EVALSHA that takes the lock, another that releases it)
 //
 // Ctrl-C stops the work; the lock is still released before the program exits.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/system/system_error.hpp>
 
-#include <csignal>
 #include <iostream>
 
 namespace asio = boost::asio;
@@ -105,43 +100,11 @@ asio::awaitable<void> scoped(locksmith::client& locks)
    co_await locksmith::async_with_lock(locks, "examples/basic", {}, try_again);
 }
 
-int main(int argc, char** argv)
+asio::awaitable<int> co_main(example::context& ctx)
 {
-   asio::io_context ioc;
-   auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   locksmith::client locks{ioc.get_executor(), {.nodes = {url}}};
-   if (auto ec = locks.config_error()) {
-      std::cerr << "bad Redis URL: " << ec.message() << '\n';
-      return 2;
-   }
-
-   // Ctrl-C cancels the coroutine; whatever it holds is released on the way out.
-   asio::cancellation_signal stop;
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
-   signals.async_wait([&](boost::system::error_code ec, int) {
-      if (!ec)
-         stop.emit(asio::cancellation_type::terminal);
-   });
-
-   int status = 0;
-   auto run = [&]() -> asio::awaitable<void> {
-      co_await by_hand(locks);
-      co_await scoped(locks);
-   };
-   auto done = [&](std::exception_ptr e) {
-      try {
-         if (e)
-            std::rethrow_exception(e);
-      } catch (boost::system::system_error const& x) {
-         std::cerr << "stopped: " << x.code().message() << '\n';
-         status = 1;
-      }
-      // Nothing left to do: finish the releases the client owns, close the connections, and
-      // run() returns.
-      signals.cancel();
-      locks.async_close(asio::detached);
-   };
-   asio::co_spawn(ioc, run(), asio::bind_cancellation_slot(stop.slot(), done));
-   ioc.run();
-   return status;
+   // Ctrl-C cancels this; whatever it holds is released on the way out, and main() says
+   // "stopped: ..." (status 1).
+   co_await by_hand(ctx.locks);
+   co_await scoped(ctx.locks);
+   co_return 0;
 }

@@ -12,19 +12,14 @@
 // Lose the lease on purpose while the job runs: redis-cli del 'locksmith:{cron/nightly-report}'
 // or make Redis stop answering for 7 s: redis-cli client pause 7000
 // Ctrl-C cancels the job and releases the lock (status 130).
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -49,13 +44,15 @@ asio::awaitable<void> nightly_report(locksmith::lease& l, int seconds)
    }
 }
 
-asio::awaitable<int> run(locksmith::client& locks, int seconds)
+// Ctrl-C cancels this, and async_with_lock passes the cancellation on to the job.
+asio::awaitable<int> co_main(example::context& ctx)
 {
+   int const seconds = ctx.args.empty() ? 10 : std::atoi(ctx.args[0].c_str());
    // A short TTL, renewed every 2 s: a crashed machine frees the job within 6 s. wait = 0 makes
    // one attempt, as async_try_lock does: we never queue behind the machine that runs the job.
    auto const opts = locksmith::lock_options{.ttl = 6s, .wait = 0ms};
    auto [ec] = co_await locksmith::async_with_lock(
-      locks, "cron/nightly-report", opts,
+      ctx.locks, "cron/nightly-report", opts,
       [seconds](locksmith::lease& l) { return nightly_report(l, seconds); }, asio::as_tuple);
 
    if (!ec) {
@@ -77,30 +74,4 @@ asio::awaitable<int> run(locksmith::client& locks, int seconds)
    // quorum_unreachable (Redis down), unexpected_reply... : the job did not run.
    std::cout << "could not run the job: " << ec.message() << '\n';
    co_return 69;
-}
-
-int main(int argc, char** argv)
-{
-   asio::io_context ioc;
-   auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   locksmith::client locks{ioc.get_executor(), {.nodes = {url}}};
-   int const seconds = argc > 2 ? std::atoi(argv[2]) : 10;
-
-   // Ctrl-C cancels the coroutine, and async_with_lock passes the cancellation on to the job.
-   asio::cancellation_signal stop;
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
-   signals.async_wait([&](boost::system::error_code ec, int) {
-      if (!ec)
-         stop.emit(asio::cancellation_type::terminal);
-   });
-
-   int status = 0;
-   auto done = [&](std::exception_ptr e, int s) {
-      status = e ? 70 : s;
-      signals.cancel();
-      locks.async_close(asio::detached);  // finish owned releases, close, and run() returns
-   };
-   asio::co_spawn(ioc, run(locks, seconds), asio::bind_cancellation_slot(stop.slot(), done));
-   ioc.run();
-   return status;
 }

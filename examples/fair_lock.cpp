@@ -10,17 +10,17 @@
 // Run:    ./build/examples/fair_lock redis://127.0.0.1:6379
 // Watch:  redis-cli lrange 'locksmith:{examples/desk}:queue' 0 -1
 //         (the waiters' tokens, in their order of arrival)
+//
+// Ctrl-C stops the clerk and the customers; whoever holds the desk gives it back.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
 #include <iostream>
-#include <memory>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -35,59 +35,46 @@ asio::awaitable<void> pause(std::chrono::milliseconds d)
    co_await t.async_wait(asio::as_tuple);
 }
 
-asio::awaitable<bool> customer(locksmith::client& c, int id)
+// Each customer comes 100 ms after the one before, through a client of its own.
+asio::awaitable<void> customer(locksmith::client& c, int id, int& served)
 {
+   co_await pause(100ms * (id - 1));
+   std::cout << "customer " << id << " arrives\n";
    auto [ec, turn] = co_await c.async_lock(desk, in_turn, asio::as_tuple);
    if (ec) {
       std::cout << "customer " << id << " gave up: " << ec.message() << '\n';
-      co_return false;
+      co_return;
    }
    std::cout << "customer " << id << " served (fencing token " << turn.fencing_token() << ")\n";
    co_await pause(20ms);
+   // Given back on every path: Ctrl-C cancels the pause, not the unlock.
+   co_await asio::this_coro::reset_cancellation_state();
    co_await c.async_unlock(turn, asio::as_tuple);
-   co_return true;
+   ++served;
 }
 
-asio::awaitable<int> open_desk(std::vector<std::unique_ptr<locksmith::client>>& clients)
+// The clerk opens the desk once the last customer has come.
+asio::awaitable<void> clerk(locksmith::client& c, locksmith::lease busy)
 {
+   co_await pause(400ms);
+   std::cout << "the clerk opens the desk\n";
+   co_await asio::this_coro::reset_cancellation_state();
+   co_await c.async_unlock(busy, asio::as_tuple);
+}
+
+asio::awaitable<int> co_main(example::context& ctx)
+{
+   int served = 0;
+   std::vector<asio::awaitable<void>> people;
+   for (int id = 1; id <= 4; ++id)
+      people.push_back(customer(ctx.another_client(), id, served));
    // The clerk takes the desk first, so that every customer has to queue.
-   auto [ec, clerk] = co_await clients[0]->async_lock(desk, in_turn, asio::as_tuple);
+   auto [ec, busy] = co_await ctx.locks.async_lock(desk, in_turn, asio::as_tuple);
    if (ec) {
       std::cout << "the desk could not be opened: " << ec.message() << '\n';
       co_return 69;
    }
-   int served = 0;
-   for (int id = 1; id < static_cast<int>(clients.size()); ++id) {
-      asio::co_spawn(co_await asio::this_coro::executor, customer(*clients[id], id),
-                     [&served](std::exception_ptr, bool ok) { served += ok ? 1 : 0; });
-      std::cout << "customer " << id << " arrives\n";
-      co_await pause(100ms);
-   }
-   std::cout << "the clerk opens the desk\n";
-   co_await clients[0]->async_unlock(clerk, asio::as_tuple);
-   for (int i = 0; i < 300 && served < static_cast<int>(clients.size()) - 1; ++i)
-      co_await pause(100ms);
-   co_return served == static_cast<int>(clients.size()) - 1 ? 0 : 1;
-}
-
-int main(int argc, char** argv)
-{
-   asio::io_context ioc;
-   auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   std::vector<std::unique_ptr<locksmith::client>> clients;
-   for (int i = 0; i < 5; ++i)  // the clerk's, then one per customer
-      clients.push_back(std::make_unique<locksmith::client>(ioc.get_executor(),
-                                                            locksmith::config{.nodes = {url}}));
-   if (auto ec = clients[0]->config_error()) {
-      std::cerr << "bad Redis URL: " << ec.message() << '\n';
-      return 2;
-   }
-   int code = 1;
-   asio::co_spawn(ioc, open_desk(clients), [&](std::exception_ptr, int c) {
-      code = c;
-      for (auto& cl : clients)
-         cl->async_close(asio::detached);
-   });
-   ioc.run();
-   return code;
+   people.push_back(clerk(ctx.locks, std::move(busy)));
+   co_await example::run_all(std::move(people));
+   co_return served == 4 ? 0 : 1;
 }

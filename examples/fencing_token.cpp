@@ -10,21 +10,16 @@
 // Run:    ./build/examples/fencing_token redis://127.0.0.1:6379
 // Watch:  redis-cli monitor      (B's write is accepted, A's stale write is refused)
 // Ctrl-C stops both writers.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/redis/connection.hpp>
 
-#include <csignal>
 #include <iostream>
 
 namespace asio = boost::asio;
@@ -99,52 +94,12 @@ asio::awaitable<void> writer_b(locksmith::client& locks, redis::connection& stor
    say("B", ec ? "gave up: " + ec.message() : "released the lock");
 }
 
-// The storage's connection, from the redis://host:port URL (no user, password or database here).
-redis::config storage_config(std::string_view url)
+asio::awaitable<int> co_main(example::context& ctx)
 {
-   redis::config cfg;
-   url.remove_prefix(url.starts_with("redis://") ? 8 : 0);
-   auto const colon = url.rfind(':');
-   cfg.addr.host = url.substr(0, colon);
-   cfg.addr.port = colon == url.npos ? "6379" : url.substr(colon + 1);
-   return cfg;
-}
-
-int main(int argc, char** argv)
-{
-   std::string const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   asio::io_context ioc;
-   // Two clients: two machines, each with its own connection (and its own in-process queue).
-   locksmith::client machine_a{ioc.get_executor(), {.nodes = {url}}};
-   locksmith::client machine_b{ioc.get_executor(), {.nodes = {url}}};
-   redis::connection storage{ioc, redis::logger{redis::logger::level::warning}};
-   storage.async_run(storage_config(url), asio::detached);
-
-   asio::cancellation_signal stop;
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
-   bool interrupted = false;
-   signals.async_wait([&](boost::system::error_code ec, int) {
-      if ((interrupted = !ec))
-         stop.emit(asio::cancellation_type::terminal);
-   });
-
-   int status = 0;
-   auto done = [&](std::exception_ptr e) {
-      try {
-         if (e)
-            std::rethrow_exception(e);
-      } catch (std::exception const& x) {
-         std::cerr << (interrupted ? "interrupted" : x.what()) << '\n';
-         status = 1;
-      }
-      signals.cancel();
-      machine_a.async_close(asio::detached);
-      machine_b.async_close(asio::detached);
-      storage.cancel();
-   };
-   // Both writers at once; should one fail, the other is cancelled.
-   auto both = writer_a(machine_a, storage) && writer_b(machine_b, storage);
-   asio::co_spawn(ioc, std::move(both), asio::bind_cancellation_slot(stop.slot(), done));
-   ioc.run();
-   return status;
+   // Two clients: two machines, each with its own connections (and its own in-process queue).
+   auto& machine_b = ctx.another_client();
+   auto& storage = ctx.data();
+   // Both writers at once; should one fail, the other is cancelled. So is each on Ctrl-C.
+   co_await (writer_a(ctx.locks, storage) && writer_b(machine_b, storage));
+   co_return 0;
 }

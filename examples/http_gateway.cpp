@@ -17,6 +17,8 @@
 //         curl -s localhost:8080/stock/widget; curl -s localhost:8080/metrics
 // Watch:  redis-cli monitor     (the lock's EVALSHA, then GETs, and the fenced write's EVAL)
 // Ctrl-C stops accepting, lets the requests in flight finish, and closes idle connections.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio.hpp>
@@ -53,17 +55,6 @@ bool plain(std::string_view s)
    return !s.empty() && s.size() <= 64 && std::ranges::all_of(s, ok);
 }
 
-// The data connection, from the redis://host:port URL (no user, password or database here).
-redis::config redis_config(std::string_view url)
-{
-   redis::config cfg;
-   url.remove_prefix(url.starts_with("redis://") ? 8 : 0);
-   auto const colon = url.rfind(':');
-   cfg.addr.host = url.substr(0, colon);
-   cfg.addr.port = colon == url.npos ? "6379" : url.substr(colon + 1);
-   return cfg;
-}
-
 // Writes the stock and the answer, and stores the fence, only if the fence is above the last
 // one stored. (Fences are below 2^53, so Lua's numbers hold them exactly.)
 constexpr char const* fenced_write = R"(
@@ -75,17 +66,16 @@ redis.call('SET', KEYS[3], ARGV[3], 'EX', 3600)
 return 1)";
 
 struct gateway {
-   asio::io_context& ioc;
+   asio::any_io_executor ex;
    long seed;
    std::chrono::milliseconds ttl;
    std::chrono::milliseconds hold;  // --hold-ms, for tests: a pause before each write
-   locksmith::client locks;
-   redis::connection db{ioc, redis::logger{redis::logger::level::warning}};
+   locksmith::client& locks;
+   redis::connection& db;
    tcp::acceptor acceptor;
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
    std::set<boost::beast::tcp_stream*> idle{};  // connections waiting for their next request
    int sessions = 0;
-   asio::steady_timer drained{ioc, asio::steady_timer::time_point::max()};  // when sessions is 0
+   asio::steady_timer drained{ex, asio::steady_timer::time_point::max()};  // when sessions is 0
    bool stopping = false;
 
    // Seeds the item if it is new; reads its stock, and the answer stored under `key` if any.
@@ -135,8 +125,8 @@ struct gateway {
       auto const never = [](asio::cancellation_type) { return asio::cancellation_type::none; };
       co_await asio::this_coro::reset_cancellation_state(never);
       co_await asio::this_coro::throw_if_cancelled(false);
-      auto paused = std::make_shared<asio::steady_timer>(ioc, hold);  // outlives the handler
-      asio::signal_set resumed{ioc, SIGCONT};
+      auto paused = std::make_shared<asio::steady_timer>(ex, hold);  // outlives the handler
+      asio::signal_set resumed{ex, SIGCONT};
       resumed.async_wait([paused](boost::system::error_code ec, int) {
          if (!ec)
             paused->cancel();
@@ -205,15 +195,10 @@ struct gateway {
       stream.socket().shutdown(tcp::socket::shutdown_send);
    }
 
+   // Until Ctrl-C, which cancels the accept.
    asio::awaitable<void> listen()
    {
-      signals.async_wait([this](boost::system::error_code, int) {
-         stopping = true;
-         acceptor.close();
-         for (auto* s : idle)
-            s->cancel();
-      });
-      while (!stopping) {
+      for (;;) {
          auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple);
          if (ec)
             break;
@@ -222,48 +207,50 @@ struct gateway {
             if (--sessions == 0)
                drained.cancel();
          };
-         asio::co_spawn(ioc, session(boost::beast::tcp_stream{std::move(socket)}), done);
+         asio::co_spawn(ex, session(boost::beast::tcp_stream{std::move(socket)}), done);
       }
-      // Ctrl-C: let the requests in flight finish, then close the connections to Redis.
+      // Stop accepting, close the idle connections, and let the requests in flight finish; main()
+      // then closes the connections to Redis (the releases the client owns go out first).
+      co_await asio::this_coro::reset_cancellation_state();
+      stopping = true;
+      acceptor.close();
+      for (auto* s : idle)
+         s->cancel();
       if (sessions > 0)
          co_await drained.async_wait(asio::as_tuple);
-      co_await locks.async_close(asio::as_tuple);  // the releases it owns go out first
-      db.cancel();
-      signals.cancel();
-      std::cout << "stopped\n";
    }
 };
 
-int main(int argc, char** argv)
+// Arguments after the URL: [port] [--stock N] [--ttl-ms N] [--hold-ms N].
+asio::awaitable<int> co_main(example::context& ctx)
 {
-   std::vector<std::string> args;  // [redis-url [port]] [--stock N] [--ttl-ms N] [--hold-ms N]
+   std::vector<std::string> args;
    long seed = 100, ttl_ms = 5000, hold_ms = 0;
-   for (int i = 1; i < argc; ++i) {
-      std::string_view const arg = argv[i];
-      bool const valued = i + 1 < argc && arg.starts_with("--");
+   for (std::size_t i = 0; i < ctx.args.size(); ++i) {
+      std::string_view const arg = ctx.args[i];
+      bool const valued = i + 1 < ctx.args.size() && arg.starts_with("--");
       if (valued && arg == "--stock")
-         seed = std::atol(argv[++i]);
+         seed = std::atol(ctx.args[++i].c_str());
       else if (valued && arg == "--ttl-ms")
-         ttl_ms = std::atol(argv[++i]);
+         ttl_ms = std::atol(ctx.args[++i].c_str());
       else if (valued && arg == "--hold-ms")
-         hold_ms = std::atol(argv[++i]);
+         hold_ms = std::atol(ctx.args[++i].c_str());
       else
-         args.push_back(argv[i]);
+         args.push_back(ctx.args[i]);
    }
-   std::string const url = args.size() > 0 ? args[0] : "redis://127.0.0.1:6379";
-   auto const port = static_cast<unsigned short>(args.size() > 1 ? std::stoi(args[1]) : 8080);
-
-   asio::io_context ioc;
-   gateway gw{.ioc = ioc,
+   auto const port = static_cast<unsigned short>(args.size() > 0 ? std::stoi(args[0]) : 8080);
+   auto const ex = co_await asio::this_coro::executor;
+   gateway gw{.ex = ex,
               .seed = seed,
               .ttl = std::chrono::milliseconds{ttl_ms},
               .hold = std::chrono::milliseconds{hold_ms},
-              .locks = {ioc.get_executor(), {.nodes = {url}}},
-              .acceptor = {ioc, {asio::ip::make_address("127.0.0.1"), port}}};
-   gw.db.async_run(redis_config(url), asio::detached);
-   asio::co_spawn(ioc, gw.listen(), asio::detached);
+              .locks = ctx.locks,
+              .db = ctx.data(),
+              .acceptor = {ex, {asio::ip::make_address("127.0.0.1"), port}}};
    // Port 0 takes a free one: the line says which (the tests read it).
    std::cout << "listening on http://127.0.0.1:" << gw.acceptor.local_endpoint().port()
              << ", items start with " << seed << std::endl;
-   ioc.run();
+   co_await gw.listen();
+   std::cout << "stopped\n";
+   co_return 0;
 }

@@ -10,21 +10,17 @@
 //         (one member per hold, with its expiry on the server's clock, in ms)
 //
 // Ctrl-C stops the requests; each gives its holds back before the program exits.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
-#include <csignal>
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -75,31 +71,12 @@ asio::awaitable<void> handle(locksmith::client& locks, std::string request)
              << (ok ? "" : " (stopped)") << '\n';
 }
 
-int main(int argc, char** argv)
+// Two requests at once; Ctrl-C stops both, and each gives its holds back.
+asio::awaitable<int> co_main(example::context& ctx)
 {
-   asio::io_context ioc;
-   auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   locksmith::client locks{ioc.get_executor(), {.nodes = {url}}};
-   if (auto ec = locks.config_error()) {
-      std::cerr << "bad Redis URL: " << ec.message() << '\n';
-      return 2;
-   }
-   constexpr int requests = 2;
-   asio::cancellation_signal stop[requests];
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
-   signals.async_wait([&](boost::system::error_code ec, int) {
-      if (!ec)
-         for (auto& s : stop)
-            s.emit(asio::cancellation_type::terminal);
-   });
-   int left = requests;
-   for (int i = 0; i < requests; ++i)
-      asio::co_spawn(ioc, handle(locks, "request-" + std::to_string(i)),
-                     asio::bind_cancellation_slot(stop[i].slot(), [&](std::exception_ptr) {
-                        if (--left > 0)
-                           return;
-                        signals.cancel();
-                        locks.async_close(asio::detached);
-                     }));
-   ioc.run();
+   std::vector<asio::awaitable<void>> requests;
+   for (int i = 0; i < 2; ++i)
+      requests.push_back(handle(ctx.locks, "request-" + std::to_string(i)));
+   co_await example::run_all(std::move(requests));
+   co_return 0;
 }

@@ -10,20 +10,16 @@
 //         redis-cli exists 'locksmith:{examples/prices}:writer_waiting'
 //
 // Ctrl-C stops everyone; each gives its lease back before the program exits.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
-#include <csignal>
 #include <iostream>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -77,32 +73,13 @@ asio::awaitable<void> writer(locksmith::client& locks)
    while (co_await take_time(1s) && co_await step(locks, take, 0, true)) {}
 }
 
-int main(int argc, char** argv)
+// 4 readers and the writer, until Ctrl-C; each gives its lease back.
+asio::awaitable<int> co_main(example::context& ctx)
 {
-   asio::io_context ioc;
-   auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   locksmith::client locks{ioc.get_executor(), {.nodes = {url}}};
-   if (auto ec = locks.config_error()) {
-      std::cerr << "bad Redis URL: " << ec.message() << '\n';
-      return 2;
-   }
-   constexpr int tasks = 5;  // 4 readers and the writer
-   asio::cancellation_signal stop[tasks];
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
-   signals.async_wait([&](boost::system::error_code ec, int) {
-      if (!ec)
-         for (auto& s : stop)
-            s.emit(asio::cancellation_type::terminal);
-   });
-   int left = tasks;
-   auto done = [&](std::exception_ptr) {
-      if (--left > 0)
-         return;
-      signals.cancel();
-      locks.async_close(asio::detached);
-   };
-   for (int id = 1; id < tasks; ++id)
-      asio::co_spawn(ioc, reader(locks, id), asio::bind_cancellation_slot(stop[id].slot(), done));
-   asio::co_spawn(ioc, writer(locks), asio::bind_cancellation_slot(stop[0].slot(), done));
-   ioc.run();
+   std::vector<asio::awaitable<void>> tasks;
+   for (int id = 1; id <= 4; ++id)
+      tasks.push_back(reader(ctx.locks, id));
+   tasks.push_back(writer(ctx.locks));
+   co_await example::run_all(std::move(tasks));
+   co_return 0;
 }

@@ -10,20 +10,16 @@
 //         (the holders' tokens, each with its expiry on the server's clock, in ms)
 //
 // Ctrl-C stops the callers; each gives its permit back before the program exits.
+#include "example.hpp"
+
 #include <locksmith/locksmith.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 
-#include <csignal>
 #include <iostream>
+#include <vector>
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -63,33 +59,13 @@ asio::awaitable<void> caller(locksmith::client& locks, int id)
    }
 }
 
-int main(int argc, char** argv)
+// Six callers at once; only two hold a permit at any moment, in all processes. Ctrl-C cancels
+// every caller; each still gives its permit back.
+asio::awaitable<int> co_main(example::context& ctx)
 {
-   asio::io_context ioc;
-   auto const url = argc > 1 ? argv[1] : "redis://127.0.0.1:6379";
-   locksmith::client locks{ioc.get_executor(), {.nodes = {url}}};
-   if (auto ec = locks.config_error()) {
-      std::cerr << "bad Redis URL: " << ec.message() << '\n';
-      return 2;
-   }
-   // Ctrl-C cancels every caller; each still gives its permit back.
-   constexpr int callers = 6;
-   asio::cancellation_signal stop[callers];
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
-   signals.async_wait([&](boost::system::error_code ec, int) {
-      if (!ec)
-         for (auto& s : stop)
-            s.emit(asio::cancellation_type::terminal);
-   });
-   // Six callers at once; only two hold a permit at any moment, in all processes.
-   int left = callers;
-   for (int id = 0; id < callers; ++id)
-      asio::co_spawn(ioc, caller(locks, id),
-                     asio::bind_cancellation_slot(stop[id].slot(), [&](std::exception_ptr) {
-                        if (--left > 0)
-                           return;
-                        signals.cancel();
-                        locks.async_close(asio::detached);
-                     }));
-   ioc.run();
+   std::vector<asio::awaitable<void>> callers;
+   for (int id = 0; id < 6; ++id)
+      callers.push_back(caller(ctx.locks, id));
+   co_await example::run_all(std::move(callers));
+   co_return 0;
 }

@@ -116,6 +116,32 @@ BOOST_AUTO_TEST_CASE(basic_lock_releases_on_ctrl_c, *utf::timeout(60))
    only_the_fence_key_is_left(srv, "examples/basic");
 }
 
+// The URLs on the command line are the nodes (examples/common/main.cpp): three make a RedLock,
+// taken on a quorum of them and released on all.
+BOOST_AUTO_TEST_CASE(basic_lock_takes_a_redlock_over_the_urls_given, *utf::timeout(60))
+{
+   redis_server a, b, c;
+   auto p = run_example("basic_lock", a, {b.url(), c.url()});
+   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
+   BOOST_TEST(contains(p.out(), "body returned 42, lock released"), p.out());
+   // A quorum at least minted fences; no node keeps the lock.
+   int fenced = 0;
+   for (auto const* srv : {&a, &b, &c}) {
+      BOOST_TEST(!key_exists(*srv, lock_key("examples/basic")));
+      fenced += key_exists(*srv, fence_key("examples/basic")) ? 1 : 0;
+   }
+   BOOST_TEST(fenced >= 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_example_refuses_a_bad_url_with_status_2, *utf::timeout(60))
+{
+   redis_server srv;
+   auto p = run_example("cron_once", srv, {"http://127.0.0.1:6379", "1"});
+   BOOST_TEST(p.wait(30s) == 2, p.out());
+   BOOST_TEST(contains(p.err(), "bad Redis URL: "), p.err());
+   BOOST_TEST(!contains(p.out(), "running the job"), p.out());
+}
+
 BOOST_AUTO_TEST_CASE(cron_once_runs_the_job_and_releases, *utf::timeout(60))
 {
    redis_server srv;

@@ -2,6 +2,7 @@
 #include "worker.hpp"
 
 #include <locksmith/locksmith.hpp>
+#include "sansio/metrics.hpp"
 #include "sansio/url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -274,21 +275,10 @@ std::size_t error_kind_index(boost::system::error_code const& ec)
 
 std::string error_kind_name(std::size_t i)
 {
-   static constexpr char const* names[] = {"other",
-                                           "invalid_argument",
-                                           "lock_taken",
-                                           "wait_timeout",
-                                           "quorum_unreachable",
-                                           "lease_lost",
-                                           "not_owner",
-                                           "lease_expired",
-                                           "not_held",
-                                           "unexpected_reply",
-                                           "validity_expired",
-                                           "auth_failed",
-                                           "tls_failed",
-                                           "not_enough_replicas"};
-   return i < std::size(names) ? names[i] : "locksmith_error_" + std::to_string(i);
+   // The metrics' labels (sansio/metrics.hpp), so that a report and a scrape name errors alike.
+   return i == 0 ? "other"
+                 : locksmith::detail::error_label(
+                      locksmith::error_code{static_cast<int>(i), locksmith::error_category()});
 }
 
 void begin_operation(shared_block& shm)

@@ -110,6 +110,7 @@ BOOST_AUTO_TEST_CASE(errors_are_labelled_by_name)
    BOOST_TEST(error_label(error::invalid_argument) == "invalid_argument");
    BOOST_TEST(error_label(error::wait_timeout) == "wait_timeout");
    BOOST_TEST(error_label(error::tls_failed) == "tls_failed");
+   BOOST_TEST(error_label(error::not_enough_replicas) == "not_enough_replicas");
    BOOST_TEST(error_label(boost::asio::error::operation_aborted) == "operation_aborted");
    BOOST_TEST(error_label(boost::asio::error::connection_refused) == "system:111");
 }

@@ -138,12 +138,13 @@ asio::awaitable<bool> occupy(redis::connection& data, counter_run const& r, bool
                           : (others == 0 && (r.kind.what != of::permit ||
                                              mine <= static_cast<std::int64_t>(r.kind.permits)));
    redis::request out;
-   // The highest count seen (ZADD GT, in a script: Redis 6.0 has no GT).
+   // The highest count seen (ZADD GT, in a script: Redis 6.0 has no GT). It answers 1, not nil,
+   // which the reply's reading would take for an error.
    if (!writer)
       out.push("EVAL",
                "local s = tonumber(redis.call('ZSCORE', KEYS[1], 'holders')) "
                "if not s or s < tonumber(ARGV[1]) then redis.call('ZADD', KEYS[1], ARGV[1], "
-               "'holders') end",
+               "'holders') end return 1",
                1, r.counter + ":max", mine);
    // Others may enter meanwhile, if the bound lets them.
    asio::steady_timer hold{data.get_executor(), r.hold};

@@ -272,8 +272,7 @@ BOOST_AUTO_TEST_CASE(a_dead_node_is_logged_once_without_its_password)
    // Warned once per thing that went wrong, not once per call or reconnection attempt: each
    // connection lost, and the calls that time out. (The telemetry's "failed in acquire" line may
    // also quote "a call timed out" as its reason, hence the whole phrase.)
-   BOOST_TEST(log.count(log_level::warning, "a call timed out; no more are sent") == 1u,
-              log.all());
+   BOOST_TEST(log.count(log_level::warning, "a call timed out; no more are sent") == 1u, log.all());
    BOOST_TEST(log.count(log_level::warning, dead + " (commands)") == 1u, log.all());
    BOOST_TEST(log.count(log_level::warning, dead + " (pub/sub)") == 1u, log.all());
    auto const m = c.metrics();

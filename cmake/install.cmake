@@ -9,6 +9,8 @@ install(TARGETS locksmith EXPORT locksmith_targets)
 install(EXPORT locksmith_targets NAMESPACE locksmith:: FILE locksmithTargets.cmake
         DESTINATION ${locksmith_cmake_dir})
 
+# Where the build found Boost, recorded in the package as a hint (locksmithConfig.cmake.in).
+set(locksmith_boost_hint ${Boost_DIR})
 configure_package_config_file(cmake/locksmithConfig.cmake.in
   ${PROJECT_BINARY_DIR}/locksmithConfig.cmake INSTALL_DESTINATION ${locksmith_cmake_dir})
 # Before 1.0, a minor version may break the API: 0.2 accepts 0.2.x only.

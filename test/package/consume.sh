@@ -7,7 +7,9 @@
 # find_package: installs LOCKSMITH_BUILD_DIR (already built) into WORK_DIR/prefix, afresh, and
 # finds it there. fetch_content: pulls SOURCE_DIR in with FetchContent, which builds the library
 # again. INITIAL_CACHE (cmake -C) carries the compiler, its launcher, its flags and the prefix path
-# of Boost from locksmith's own build. The consumer's build in WORK_DIR/build is kept between runs.
+# of Boost from locksmith's own build; the find_package consumer clears the prefix path, so that
+# it proves that the installed package finds Boost without a hint from its user. The consumer's
+# build in WORK_DIR/build is kept between runs.
 # Exits 77 (skipped) after the build when redis-server is not installed.
 set -euo pipefail
 mode=$1 source_dir=$2 locksmith_build=$3 work=$4 cache=$5
@@ -17,7 +19,11 @@ case $mode in
   find_package)
     rm -rf "$work/prefix"
     cmake --install "$locksmith_build" --prefix "$work/prefix" >"$work/install.log"
-    options=(-Dlocksmith_ROOT="$work/prefix")
+    # No Boost hint: the installed package must find the Boost it was built with by itself. A
+    # cache kept from an earlier run would still know where Boost is, so it goes.
+    options=(-Dlocksmith_ROOT="$work/prefix" -DCMAKE_PREFIX_PATH=)
+    rm -f "$work/build/CMakeCache.txt"
+    unset CMAKE_PREFIX_PATH Boost_ROOT BOOST_ROOT
     ;;
   fetch_content) options=(-DLOCKSMITH_SOURCE_DIR="$source_dir") ;;
   *) echo "consume.sh: no consumer $mode" >&2; exit 64 ;;

@@ -1,6 +1,6 @@
-// The README's ACL line for the lock's user, read from README.md itself, so that the tests run
-// exactly what the README tells users to run (issue 24: the documented line switched the restart
-// quarantine off, and no test used it).
+// The ACL recipes of docs/operations.md ("ACL recipes"), read from that page itself, so that the
+// tests run exactly what the documentation tells users to run (issue 24: the documented line
+// switched the restart quarantine off, and no test used it; issue 28: one recipe per use).
 #pragma once
 
 #include "support/server_version.hpp"
@@ -14,30 +14,37 @@
 
 namespace locksmith::test {
 
-// What the README adds for the CLI's plain `exec`, a read-write lock's writer.
-inline std::vector<std::string> const readme_exec_extras{"+zremrangebyscore", "+zcard", "+zrange"};
+// The recipes, by the bold label that introduces each on the page.
+inline constexpr char const* recipe_lock = "The lock";
+inline constexpr char const* recipe_primitives = "Every primitive";
+inline constexpr char const* recipe_sentinel = "Sentinel";
+inline constexpr char const* recipe_cluster = "Redis Cluster";
+inline constexpr char const* recipe_wait_replicas = "`config::wait_replicas`";
+inline constexpr char const* recipe_database = "A database other than 0";
 
-// The README's whole text.
-inline std::string readme_text()
+// docs/operations.md's whole text.
+inline std::string operations_text()
 {
-   std::ifstream in{LOCKSMITH_README_PATH};
-   BOOST_REQUIRE_MESSAGE(in, "cannot read " LOCKSMITH_README_PATH);
+   std::ifstream in{LOCKSMITH_OPERATIONS_PATH};
+   BOOST_REQUIRE_MESSAGE(in, "cannot read " LOCKSMITH_OPERATIONS_PATH);
    std::stringstream all;
    all << in.rdbuf();
    return all.str();
 }
 
-// The rules of the README's `ACL SETUSER locker ...` line and its continuation lines, with
-// `>PASSWORD` made `>password`: what `ACL SETUSER name` or a `--user name` server argument
-// takes. With `exec_extras`, the three commands that the README
-// says the CLI's plain exec needs besides (checked to be in the README as it says them).
-inline std::vector<std::string> readme_acl_rules(std::string const& password,
-                                                 bool exec_extras = false)
+// The rules of one recipe: the `ACL SETUSER locker ...` line (and its indented continuation lines)
+// of the first code block after `**label**`, with `>PASSWORD` made `>password`: what `ACL SETUSER
+// name` or a `--user name` server argument takes. Channel rules (`resetchannels`, `&pattern`) came
+// with Redis 6.2: on an older server they are dropped, as the page says.
+inline std::vector<std::string> acl_recipe(std::string const& label, std::string const& password)
 {
-   auto const text = readme_text();
-   auto const at = text.find("\nACL SETUSER locker ");
-   BOOST_REQUIRE_MESSAGE(at != std::string::npos, "the README has no ACL SETUSER locker line");
-   std::istringstream lines{text.substr(at + 1)};
+   auto const text = operations_text();
+   auto const at = text.find("\n**" + label + "**");
+   BOOST_REQUIRE_MESSAGE(at != std::string::npos, "operations.md has no recipe " << label);
+   auto const line_at = text.find("\nACL SETUSER locker ", at);
+   BOOST_REQUIRE_MESSAGE(line_at != std::string::npos && line_at < text.find("\n**", at + 1),
+                         "the recipe " << label << " has no ACL SETUSER locker line");
+   std::istringstream lines{text.substr(line_at + 1)};
    std::vector<std::string> rules;
    std::string line;
    for (bool first = true; std::getline(lines, line) && (first || line.starts_with(" "));
@@ -48,18 +55,21 @@ inline std::vector<std::string> readme_acl_rules(std::string const& password,
    }
    BOOST_REQUIRE(rules.size() > 3 && rules[0] == "ACL" && rules[2] == "locker");
    rules.erase(rules.begin(), rules.begin() + 3);
-   // Channel rules (`resetchannels`, `&pattern`) came with Redis 6.2: an older server takes the
-   // rest of the line (its users may use every channel).
    if (acl_channels("locksmith:*").empty())
       std::erase_if(
          rules, [](std::string const& r) { return r == "resetchannels" || r.starts_with("&"); });
-   if (exec_extras) {
-      std::string quoted = "`";
-      for (auto const& c : readme_exec_extras)
-         quoted += (quoted.size() > 1 ? " " : "") + c;
-      BOOST_REQUIRE_MESSAGE(text.find(quoted + "`") != std::string::npos,
-                            "the README no longer names " << quoted << "`");
-      rules.insert(rules.end(), readme_exec_extras.begin(), readme_exec_extras.end());
+   return rules;
+}
+
+// The first recipe and the named others, in order: the user a reader of the page would make for
+// those uses.
+inline std::vector<std::string> acl_rules(std::string const& password,
+                                          std::vector<std::string> const& more = {})
+{
+   auto rules = acl_recipe(recipe_lock, password);
+   for (auto const& label : more) {
+      auto const r = acl_recipe(label, password);
+      rules.insert(rules.end(), r.begin(), r.end());
    }
    return rules;
 }

@@ -9,10 +9,11 @@ namespace {
 
 constexpr char const* password = "s3cret-Pa55";
 
-// The README's ACL line (readme_acl.hpp): the lock's keys, channels and commands, and nothing else.
+// The first ACL recipe of docs/operations.md (readme_acl.hpp): the lock's keys, channels and
+// commands, and nothing else.
 std::vector<std::string> lock_rules()
 {
-   return locksmith::test::readme_acl_rules(password);
+   return locksmith::test::acl_rules(password);
 }
 
 // Creates the user `name` with the given rules (keys, channels, commands and password).
@@ -189,17 +190,17 @@ BOOST_AUTO_TEST_CASE(a_single_node_needs_no_info)
    BOOST_TEST(acl_log(*this) == "", "denied: " << acl_log(*this));
 }
 
-// Issue 24, the safety case. 5 nodes, each with the README's user (and the three commands that
-// it names for a plain exec) and with the same user without +info, as the README's line was; a
-// holder takes a lock (TTL 10 s); 3 of the 5 nodes are killed and restarted empty, with the same
-// users. Through the user without +info a second client was handed the held lock: a node whose
-// INFO was denied was trusted. Now such a node does not count, and the attempt fails at once with
-// auth_failed, naming the node and the command in the report and the log. Through the README's
-// line, the quarantine holds.
+// Issue 24, the safety case. 5 nodes, each with the documented user (the lock's recipe and that of
+// every primitive: a plain exec is a read-write lock's writer) and with the same user without
+// +info, as the README's line was; a holder takes a lock (TTL 10 s); 3 of the 5 nodes are killed
+// and restarted empty, with the same users. Through the user without +info a second client was
+// handed the held lock: a node whose INFO was denied was trusted. Now such a node does not count,
+// and the attempt fails at once with auth_failed, naming the node and the command in the report and
+// the log. Through the README's line, the quarantine holds.
 BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_acl_user,
                         servers_fixture)
 {
-   auto const rules = locksmith::test::readme_acl_rules(password, true);
+   auto const rules = locksmith::test::acl_rules(password, {locksmith::test::recipe_primitives});
    auto args = locksmith::test::user_args("locker", rules);
    auto const no_info = locksmith::test::user_args("no-info", without(rules, "+info"));
    args.insert(args.end(), no_info.begin(), no_info.end());

@@ -1,0 +1,276 @@
+// The ACL recipes of docs/operations.md (issue 28), each read from the page (readme_acl.hpp) and
+// run through a user with exactly the first recipe's rules and those of the use: every primitive
+// taken, renewed, waited for, handed over and released; a lock through Sentinel, with
+// wait_replicas, on a database other than 0, and on a Redis Cluster. After each, the servers'
+// ACL LOG must be empty: no command of any path was denied, not even one whose failure the
+// library would have survived. The first recipe alone is tested by the `acl` suite.
+#include "cluster_fixture.hpp"
+#include "readme_acl.hpp"
+#include "support/integration.hpp"
+#include "support/sentinel_group.hpp"
+#include "support/server_checks.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace lt = locksmith::test;
+constexpr char const* password = "recipe-Pa55";
+
+// The user `name` with exactly `rules` (ACL SETUSER name reset rules...).
+void add_user(redis_server& s, std::string const& name, std::vector<std::string> const& rules)
+{
+   std::vector<std::string> args{"ACL", "SETUSER", name, "reset"};
+   args.insert(args.end(), rules.begin(), rules.end());
+   auto const r = s.command(args);
+   BOOST_REQUIRE_MESSAGE(r.type == lt::reply::kind::status, r.str);
+}
+
+// `url` with `user:password@` after its scheme.
+std::string as_user(std::string url, std::string const& user)
+{
+   url.insert(url.find("://") + 3, user + ":" + password + "@");
+   return url;
+}
+
+// What the server's ACL LOG holds (reason and object of each denial); empty when nothing was
+// denied.
+std::string denials(redis_server& s)
+{
+   std::string out;
+   for (auto const& entry : s.command({"ACL", "LOG"}).elements)
+      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2)
+         if (entry.elements[i].str == "reason" || entry.elements[i].str == "object")
+            out += entry.elements[i + 1].str + " ";
+   return out;
+}
+
+using acquire_result = std::tuple<error_code, lease>;
+using acquire_fn = std::function<asio::awaitable<acquire_result>(locksmith::client&,
+                                                                 locksmith::report&)>;
+
+locksmith::lock_options const opts{.ttl = 10s, .wait = 10s};
+
+// What hand_over runs: the holder's acquisition, and the waiter's (the same, or another side).
+struct primitive {
+   std::string what;
+   acquire_fn holder;
+   acquire_fn waiter = holder;
+};
+
+// The holder takes the lease and renews it, the waiter waits for it meanwhile, the holder
+// releases it and the waiter gets it: the acquire, extend, release and waiting paths of one
+// primitive, through the clients' users.
+asio::awaitable<void> hand_over(locksmith::client& a, locksmith::client& b, primitive p)
+{
+   locksmith::report da;
+   auto [ec, first] = co_await p.holder(a, da);
+   BOOST_TEST_REQUIRE(!ec, p.what << ": " << ec.message() << " " << da.message());
+   auto [xec] = co_await a.async_extend(first, 10s, tuple);
+   BOOST_TEST(!xec, p.what << " extend: " << xec.message());
+   std::optional<acquire_result> second;
+   locksmith::report db;
+   asio::co_spawn(
+      co_await asio::this_coro::executor,
+      [&]() -> asio::awaitable<void> { second = co_await p.waiter(b, db); }, asio::detached);
+   co_await lt::sleep_for(200ms);
+   BOOST_TEST(!second.has_value(), p.what << ": taken while held");
+   auto [uec] = co_await a.async_unlock(first, tuple);
+   BOOST_TEST(!uec, p.what << " unlock: " << uec.message());
+   // The waiter's own wait (10 s) ends it either way; its frame must not outlive this one.
+   co_await eventually([&] { return second.has_value(); }, 20s);
+   BOOST_TEST_REQUIRE(second.has_value(), p.what << ": the waiter never got it");
+   auto& [sec, next] = *second;
+   BOOST_TEST_REQUIRE(!sec, p.what << " waiter: " << sec.message() << " " << db.message());
+   auto [uec2] = co_await b.async_unlock(next, tuple);
+   BOOST_TEST(!uec2, p.what << " waiter's unlock: " << uec2.message());
+}
+
+// The plain lock of `name`.
+primitive plain_lock(std::string what, std::string name)
+{
+   return {std::move(what),
+           [name](locksmith::client& c, locksmith::report& d) -> asio::awaitable<acquire_result> {
+              co_return co_await c.async_lock(name, opts, d, tuple);
+           }};
+}
+
+// The primitives of the "Every primitive" recipe, on names under `prefix`.
+std::vector<primitive> every_primitive(std::string const& prefix)
+{
+   using client = locksmith::client;
+   using report = locksmith::report;
+   auto const fair = prefix + "fair", sem = prefix + "sem", rw = prefix + "rw",
+              re = prefix + "re";
+   auto const writer = [rw](client& c, report& d) -> asio::awaitable<acquire_result> {
+      co_return co_await locksmith::async_write_lock(c, rw, opts, d, tuple);
+   };
+   auto const reader = [rw](client& c, report& d) -> asio::awaitable<acquire_result> {
+      co_return co_await locksmith::async_read_lock(c, rw, opts, d, tuple);
+   };
+   // Each client is an owner of its own: the second waits for the first.
+   auto const reentrant = [re](client& c, report& d) -> asio::awaitable<acquire_result> {
+      auto const owner = "owner-" + std::to_string(reinterpret_cast<std::uintptr_t>(&c));
+      co_return co_await locksmith::async_lock_reentrant(c, re, owner, opts, d, tuple);
+   };
+   return {
+      {"fair lock",
+       [fair](client& c, report& d) -> asio::awaitable<acquire_result> {
+          auto o = opts;
+          o.fair = true;
+          co_return co_await c.async_lock(fair, o, d, tuple);
+       }},
+      {"semaphore",
+       [sem](client& c, report& d) -> asio::awaitable<acquire_result> {
+          co_return co_await locksmith::async_acquire_permit(c, sem, 1, opts, d, tuple);
+       }},
+      {"writer, then writer", writer},
+      {"writer, then reader", writer, reader},
+      {"reader, then writer", reader, writer},
+      {"reentrant lock", reentrant},
+   };
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(acl_recipes, server_fixture, *needs_redis_server())
+
+// The "Every primitive" recipe on top of the first: each primitive handed over between two
+// clients. Without it, the first recipe alone is refused (auth_failed): the recipe is needed.
+BOOST_AUTO_TEST_CASE(every_primitive_works_through_its_recipe)
+{
+   add_user(srv, "locker", lt::acl_rules(password, {lt::recipe_primitives}));
+   add_user(srv, "lock-only", lt::acl_rules(password));
+   auto const url = as_user(srv.url(), "locker");
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client a{ioc.get_executor(), test_config({url})};
+         locksmith::client b{ioc.get_executor(), test_config({url})};
+         for (auto const& p : every_primitive(unique_key() + "/"))
+            co_await hand_over(a, b, p);
+         co_await a.async_close();
+         co_await b.async_close();
+
+         locksmith::client bare{ioc.get_executor(),
+                                test_config({as_user(srv.url(), "lock-only")})};
+         locksmith::report d;
+         auto [ec, l] =
+            co_await locksmith::async_acquire_permit(bare, unique_key(), 1, opts, d, tuple);
+         BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
+         co_await bare.async_close();
+      }(),
+      90s);
+   auto const log = denials(srv);
+   // Only the lock-only user's refusal.
+   BOOST_TEST(log.find("locker") == std::string::npos, log);
+}
+
+// "A database other than 0": a lock on /3 lands there.
+BOOST_AUTO_TEST_CASE(a_database_other_than_0_works_through_its_recipe)
+{
+   add_user(srv, "locker", lt::acl_rules(password, {lt::recipe_database}));
+   auto const name = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client a{ioc.get_executor(), test_config({as_user(srv.url(), "locker") + "/3"})};
+         locksmith::client b{ioc.get_executor(), test_config({as_user(srv.url(), "locker") + "/3"})};
+         co_await hand_over(a, b, plain_lock("lock on /3", name));
+         auto l = co_await a.async_lock(name, opts);
+         // A script may SELECT: the key is in database 3, not in 0.
+         auto const in = [&](char const* db) {
+            return srv
+               .command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('EXISTS', KEYS[1])",
+                         "1", lock_key(name), db})
+               .integer;
+         };
+         BOOST_TEST(in("3") == 1);
+         BOOST_TEST(in("0") == 0);
+         co_await a.async_unlock(l);
+         co_await a.async_close();
+         co_await b.async_close();
+      }(),
+      60s);
+   BOOST_TEST(denials(srv) == "", denials(srv));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+struct sentinel_fixture {
+   lt::sentinel_group group;
+   asio::io_context ioc;
+   void teardown() { lt::expect_no_work_left(ioc); }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(acl_recipes_sentinel, sentinel_fixture, *needs_redis_server())
+
+// "Sentinel" through the Sentinels, and "`config::wait_replicas`" on the master directly, each
+// through a user of its own with exactly its recipes.
+BOOST_AUTO_TEST_CASE(sentinel_and_wait_replicas_work_through_their_recipes)
+{
+   add_user(group.master(), "via-sentinel", lt::acl_rules(password, {lt::recipe_sentinel}));
+   add_user(group.master(), "waits", lt::acl_rules(password, {lt::recipe_wait_replicas}));
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         {
+            auto const cfg = test_config({as_user(group.url(), "via-sentinel")}, 500ms);
+            locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg};
+            co_await hand_over(a, b, plain_lock("lock through Sentinel", unique_key("s")));
+            co_await a.async_close();
+            co_await b.async_close();
+         }
+         {
+            auto cfg = test_config({as_user(group.master().url(), "waits")}, 500ms);
+            cfg.wait_replicas = 1;
+            locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg};
+            co_await hand_over(a, b, plain_lock("lock with wait_replicas", unique_key("w")));
+            co_await a.async_close();
+            co_await b.async_close();
+         }
+      }(),
+      90s);
+   BOOST_TEST(denials(group.master()) == "", denials(group.master()));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_FIXTURE_TEST_SUITE(acl_recipes_cluster, lt::cluster_fixture,
+                         *needs_redis_server() * lt::needs_cluster_server())
+
+// "Redis Cluster": the same user on every master; a lock on every master handed over, and every
+// primitive on one.
+BOOST_AUTO_TEST_CASE(a_cluster_works_through_its_recipe)
+{
+   auto const rules = lt::acl_rules(password, {lt::recipe_primitives, lt::recipe_cluster});
+   for (std::size_t i = 0; i < cluster.size(); ++i)
+      add_user(cluster.master(i), "locker", rules);
+   auto const url = as_user(cluster.url(), "locker");
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto const c = test_config({url}, 1s);
+         locksmith::client a{ioc.get_executor(), c}, b{ioc.get_executor(), c};
+         for (std::size_t i = 0; i < cluster.size(); ++i)
+            co_await hand_over(a, b, plain_lock("lock on master " + std::to_string(i), name_on(i)));
+         for (auto p : every_primitive(unique_key() + "/")) {
+            p.what += " on a cluster";
+            co_await hand_over(a, b, std::move(p));
+         }
+         co_await a.async_close();
+         co_await b.async_close();
+      }(),
+      120s);
+   for (std::size_t i = 0; i < cluster.size(); ++i)
+      BOOST_TEST(denials(cluster.master(i)) == "", "master " << i << ": " << denials(cluster.master(i)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -17,12 +17,6 @@ using clock = std::chrono::steady_clock;
 
 namespace {
 
-// How long a seed may take to answer CLUSTER SLOTS before the next one is asked.
-constexpr std::chrono::milliseconds slots_timeout{2000};
-// The shortest time between two reloads of the slot map that failed calls ask for: every call
-// to a dead master fails, and a reload asks the cluster once for all of them.
-constexpr std::chrono::milliseconds refresh_spacing{200};
-
 // A reply that says the master may no longer own the slot, or no longer exist: a transport
 // error or timeout (not a WAIT that fell short, which the master itself answered), a call
 // refused while the master is silent, or CLUSTERDOWN.
@@ -98,16 +92,17 @@ void cluster_node::start_master(std::string const& addr, std::shared_ptr<redis_n
 void cluster_node::check_sharded_pubsub(std::shared_ptr<redis_node> const& n)
 {
    // On the master's command connection, ahead of any script sent to it: the answer is read
-   // first. COMMAND INFO of a command that the server lacks answers a nil entry. An error or no
-   // answer (an ACL without +command, a master down) leaves the master unjudged.
+   // first. COMMAND GETKEYS of a command that the server lacks fails with "ERR Invalid command
+   // specified"; where it has SPUBLISH, the answer is a flat array. (Not COMMAND INFO: its reply
+   // nests deeper than Boost.Redis 1.92's parser allows, which then drops the connection.) Any
+   // other answer (an ACL without +command|getkeys, a master down) leaves the master unjudged.
    auto req = std::make_shared<redis::request>();
-   req->push("COMMAND", "INFO", "SPUBLISH");
+   req->push("COMMAND", "GETKEYS", "SPUBLISH", "locksmith", "probe");
    n->command(std::move(req), slots_timeout,
               [weak = weak_from_this(), n](error_code ec, redis::generic_response&& resp) {
                  auto self = weak.lock();
-                 if (!self || ec || resp.has_error() || resp.value().size() != 2 ||
-                     resp.value()[1].data_type != redis::resp3::type::null ||
-                     !self->unsupported_.empty())
+                 if (!self || ec || !resp.has_error() || !self->unsupported_.empty() ||
+                     !resp.error().diagnostic.starts_with("ERR Invalid command"))
                     return;
                  self->unsupported_ = n->name() +
                                       " has no SPUBLISH: a Redis Cluster needs Redis 7.0 or later "
@@ -157,21 +152,6 @@ void cluster_node::on_refused(std::string const& addr, std::string const& error)
    owner_[redir->slot] = master_for(to);
    refresh();
    follow_slots();
-}
-
-std::string const& cluster_node::address_of(std::shared_ptr<redis_node> const& n) const
-{
-   for (auto const& [addr, m] : masters_)
-      if (m == n)
-         return addr;
-   return masters_.begin()->first;  // every master is in masters_; not reached
-}
-
-void cluster_node::follow_slots()
-{
-   run(shards_.follow(
-          [this](std::string const& channel) { return address_of(owner_of(hash_slot(channel))); }),
-       false);
 }
 
 void cluster_node::run(shard_subscriptions::steps st, bool defer_tell)
@@ -231,12 +211,6 @@ void cluster_node::subscribe(std::string const& channel)
 void cluster_node::unsubscribe(std::string const& channel)
 {
    run(shards_.unsubscribe(channel), true);
-}
-
-std::shared_ptr<redis_node> cluster_node::owner_of(std::uint16_t slot) const
-{
-   // Before the map is known, the first seed answers, or redirects.
-   return owner_[slot] ? owner_[slot] : seeds_.front();
 }
 
 void cluster_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
@@ -360,99 +334,6 @@ void cluster_node::finish(std::shared_ptr<routed_call> c, node_reply&& r)
 {
    r.latency = clock::now() - c->start;
    c->done(std::move(r));
-}
-
-void cluster_node::refresh()
-{
-   if (stopped_)
-      return;
-   if (refreshing_) {
-      refresh_again_ = true;
-      return;
-   }
-   refreshing_ = true;
-   last_refresh_ = clock::now();
-   ask_slots(std::make_shared<std::vector<slots_source> const>(slots_sources()), 0);
-}
-
-void cluster_node::refresh_soon()
-{
-   if (stopped_ || refresh_scheduled_)
-      return;
-   auto const at = last_refresh_ + refresh_spacing;
-   if (clock::now() >= at)
-      return refresh();
-   refresh_scheduled_ = true;
-   refresh_timer_.expires_at(at);
-   refresh_timer_.async_wait([self = shared_from_this()](error_code) {
-      self->refresh_scheduled_ = false;
-      self->refresh();
-   });
-}
-
-std::vector<cluster_node::slots_source> cluster_node::slots_sources() const
-{
-   std::vector<slots_source> from;
-   auto const add = [&](std::string host, std::shared_ptr<redis_node> const& n) {
-      bool const known =
-         std::any_of(from.begin(), from.end(), [&](slots_source const& s) { return s.node == n; });
-      if (!known)
-         from.push_back({std::move(host), n});
-   };
-   auto const host_of = [](std::string const& addr) { return addr.substr(0, addr.rfind(':')); };
-   // The last node that answered is the likeliest to answer again: a dead first seed must not
-   // cost every reload a timeout.
-   for (auto const& [addr, n] : masters_)
-      if (n == answered_slots_)
-         add(host_of(addr), n);
-   for (std::size_t i = 0; i < seeds_.size(); ++i)
-      add(url_.seeds[i].host, seeds_[i]);
-   for (auto const& [addr, n] : masters_)
-      add(host_of(addr), n);
-   return from;
-}
-
-void cluster_node::ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i)
-{
-   if (stopped_ || i >= from->size()) {
-      refreshing_ = false;
-      if (!stopped_) {
-         log_(log_level::warning, [&] { return name_ + ": no node answered CLUSTER SLOTS"; });
-         // Failed calls ask again, no more often than refresh_spacing.
-         refresh_again_ = false;
-      }
-      return;
-   }
-   auto req = std::make_shared<redis::request>();
-   req->push("CLUSTER", "SLOTS");
-   auto const& source = (*from)[i];
-   source.node->command(
-      std::move(req), slots_timeout,
-      [self = shared_from_this(), from, i](error_code ec, redis::generic_response&& resp) {
-         std::optional<std::vector<slot_range>> map;
-         if (!ec && !resp.has_error())
-            map = parse_cluster_slots(resp.value());
-         if (!map || map->empty())
-            return self->ask_slots(from, i + 1);
-         self->answered_slots_ = (*from)[i].node;
-         self->apply(*map, (*from)[i].host);
-         self->refreshing_ = false;
-         if (std::exchange(self->refresh_again_, false))
-            self->refresh();
-      });
-}
-
-void cluster_node::apply(std::vector<slot_range> const& map, std::string const& asked_host)
-{
-   std::fill(owner_.begin(), owner_.end(), nullptr);
-   for (auto const& r : map) {
-      auto at = r.master;
-      if (at.host.empty())
-         at.host = asked_host;
-      auto const m = master_for(at);
-      std::fill(owner_.begin() + r.first, owner_.begin() + r.last + 1, m);
-   }
-   follow_slots();
 }
 
 }  // namespace locksmith::detail

@@ -41,7 +41,7 @@ namespace locksmith::detail {
 /// (shard_subscriptions): when the map changes, when a master drops the subscription because it
 /// gave the slot away (an unasked sunsubscribe), when an SSUBSCRIBE meets MOVED, and when a
 /// master's subscriber connection reconnects (Boost.Redis restores only plain subscriptions).
-/// So each master is asked COMMAND INFO SPUBLISH when it is started, ahead of any script: a
+/// So each master is asked COMMAND GETKEYS SPUBLISH when it is started, ahead of any script: a
 /// master without it (Redis 6) makes every call fail at once with error::invalid_argument and a
 /// message that names it, instead of a lock whose release fails later.
 class cluster_node final : public node, public std::enable_shared_from_this<cluster_node> {
@@ -71,6 +71,10 @@ public:
    judge_failure unjudged() const override;
 
 private:
+   // How long a seed may take to answer CLUSTER SLOTS (or a master COMMAND GETKEYS) before the next
+   // one is asked.
+   static constexpr std::chrono::milliseconds slots_timeout{2000};
+
    struct routed_call;
    void begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
               std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,

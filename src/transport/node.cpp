@@ -332,7 +332,9 @@ void redis_node::on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_co
    }
    if (ec == asio::error::operation_aborted && !stopped_) {
       ec = asio::error::timed_out;
-      if (gated_ && gate_.on_timeout()) {
+      // Every node keeps track of its silence (a cluster asks a silent master for its slot map
+      // last); only a RedLock's nodes refuse calls meanwhile, and probe.
+      if (gate_.on_timeout() && gated_) {
          log_(log_level::warning,
               [&] { return name_ + ": a call timed out; no more are sent until it answers"; });
          probe();

@@ -156,6 +156,10 @@ public:
    void eval_asking(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                     std::function<bool()> still_wanted, std::function<void(node_reply&&)> done);
 
+   /// True from a call of ours that timed out until the node answers again (silence_gate): a
+   /// request on its command connection would queue behind the calls it does not answer.
+   bool silent() const noexcept { return !gate_.open(); }
+
    /// Sends a request whose every command has a reply; `done` gets its reply or the error
    /// (asio::error::timed_out after `timeout`).
    void command(std::shared_ptr<boost::redis::request const> req, std::chrono::milliseconds timeout,

@@ -83,6 +83,16 @@ public:
       return name_ == "failover" ? kill_master(begin) : manual_failover(begin);
    }
 
+   // A master refuses to vote for a replica of the master it last voted about within 2 x
+   // cluster-node-timeout (Redis's clusterSendFailoverAuthIfNeeded: "can't vote about this master
+   // before ..."), so a manual failover back and forth sooner is not elected, and the old master
+   // keeps its clients paused until the failover's own timeout (5 s). An operator spaces them so.
+   std::chrono::milliseconds spacing() const override
+   {
+      return std::chrono::milliseconds{name_ == "manual-failover" ? 2 * x_.node_timeout_ms + 1000
+                                                                  : 0};
+   }
+
    void settle() override
    {
       if (!view_.settle(30s))

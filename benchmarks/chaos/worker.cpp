@@ -197,10 +197,15 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       auto const t0 = clock_type::now();
       auto const epoch = shm.op_epoch.load();
       ++shm.attempts;
-      auto [ec, l] = co_await locks.async_lock(name, opts, tuple);
+      locksmith::report diag;
+      auto [ec, l] = co_await locks.async_lock(name, opts, diag, tuple);
       if (clock_type::now() - t0 > opts.wait + 1s)
          ++shm.hangs;
       if (ec) {
+         // An error the operations should not cause: what the nodes said, with the log.
+         if (ec == locksmith::error::unexpected_reply && std::getenv("LOCKSMITH_CHAOS_LOG"))
+            std::fprintf(stderr, "%.3f lock of %s: %s: %s\n", static_cast<double>(now_ns()) / 1e9,
+                         name.c_str(), ec.message().c_str(), diag.message().c_str());
          ++shm.lock_errors;
          ++shm.lock_error_kind[during_operation(shm, epoch)][error_kind_index(ec)];
          continue;
@@ -233,8 +238,12 @@ int run_worker_process(chaos_options const& o, std::vector<std::string> const& n
                          .prefix = "chaos:",
                          .restart_quarantine = std::chrono::milliseconds{o.quarantine_ms},
                          .wait_replicas = o.wait_replicas};
-   // LOCKSMITH_CHAOS_LOG=1: the clients' log on stderr, stamped, to see why a run failed.
-   if (char const* log = std::getenv("LOCKSMITH_CHAOS_LOG"); log && *log == '1')
+   // LOCKSMITH_CHAOS_LOG=1: the clients' log on stderr, stamped, to see why a run failed (2: with
+   // the debug lines too, such as each redirection).
+   char const* log = std::getenv("LOCKSMITH_CHAOS_LOG");
+   if (log && *log == '2')
+      cfg.min_log_level = locksmith::log_level::debug;
+   if (log && (*log == '1' || *log == '2'))
       cfg.logger = [index](locksmith::log_level, std::string_view line) {
          std::fprintf(stderr, "%.3f worker %d: %.*s\n", static_cast<double>(now_ns()) / 1e9, index,
                       static_cast<int>(line.size()), line.data());

@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(one_client_called_from_8_strands_of_an_io_context_run_by_4_
    c.emplace(asio::make_strand(ioc), locksmith::config{.nodes = {srv.url()}});
    std::vector<std::string> const names{unique_key("a"), unique_key("b")};
    auto const permits = unique_key("permits");
-   constexpr int workers = 8, rounds = 25;
+   constexpr int workers = 8, rounds = 50;
 
    // Touched from every strand: atomics.
    std::array<std::atomic<int>, 2> inside{};

@@ -12,6 +12,7 @@
 //   locksmith-bench --scenario quorum --nodes 5 --frozen 0,2 --json
 //   locksmith-bench --scenario renewal --leases 10000 --duration 30s --json
 //   locksmith-bench --scenario semaphore,rwlock,reentrant --strategy subscribe --json
+//   locksmith-bench --scenario threads --json
 #include "plot.hpp"
 #include "cluster.hpp"
 #include "mutex.hpp"
@@ -20,6 +21,7 @@
 #include "report.hpp"
 #include "runner.hpp"
 #include "server.hpp"
+#include "threads.hpp"
 
 #include "sansio/token.hpp"
 #include "sansio/url.hpp"
@@ -61,7 +63,7 @@ struct options {
 // The scenarios that run only when named: they start servers of their own, or run in this process.
 bool on_request(std::string const& s)
 {
-   return s == "quorum" || s == "renewal" || s == "mutex" || s == "cluster";
+   return s == "quorum" || s == "renewal" || s == "mutex" || s == "cluster" || s == "threads";
 }
 
 bool wanted(options const& o, std::string const& s)
@@ -116,7 +118,7 @@ scenario scenario_of(std::string const& s)
          return sc;
    throw CLI::ValidationError("--scenario", "unknown scenario '" + s +
                                                "' (uncontended, independent, contended, "
-                                               "handoff, quorum, renewal, mutex, cluster, "
+                                               "handoff, quorum, renewal, mutex, cluster, threads, "
                                                "semaphore, rwlock, reentrant)");
 }
 
@@ -300,7 +302,8 @@ void add_options(CLI::App& app, options& o)
          "--scenario", o.scenarios,
          "uncontended,independent,contended,handoff (default: these four); "
          "quorum, renewal, mutex, cluster (1 and 3 masters), semaphore (3 permits), rwlock (1 "
-         "writer in 4), reentrant (only when named)")
+         "writer in 4), reentrant, threads (1 and 2 threads; --workers callers, default 32) "
+         "(only when named)")
       ->delimiter(',');
    app.add_option("--strategy", o.strategies,
                   "spin,subscribe (default: both; the raw floor also runs, but not with contended)")
@@ -430,7 +433,7 @@ int main(int argc, char** argv)
       auto nodes = o.urls;
       if (!o.urls.empty())
          check_reachable(nodes);
-      if (nodes.empty() && (!runs.empty() || renewal)) {
+      if (nodes.empty() && (!runs.empty() || renewal || wanted(o, "threads"))) {
          own = std::make_unique<redis_process>();  // quorum starts its own nodes
          nodes = {own->url()};
          server = own->pid();
@@ -456,6 +459,15 @@ int main(int argc, char** argv)
             c.duration = std::chrono::duration_cast<std::chrono::seconds>(
                duration_of(o.duration, "--duration"));
          sane = run_cluster(c) && sane;
+      }
+      if (wanted(o, "threads")) {
+         threads_plan t{.json = o.json};
+         if (o.workers > 0)
+            t.workers = o.workers;
+         if (!o.duration.empty())
+            t.duration = duration_of(o.duration, "--duration");
+         t.warmup = duration_of(o.warmup, "--warmup");
+         sane = run_threads(t, nodes.front()) && sane;
       }
       if (renewal) {
          renewal->nodes = nodes;

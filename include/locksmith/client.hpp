@@ -32,14 +32,22 @@ std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
 ///
 /// Construction starts two connections per node on the executor (one for the scripts, one for
 /// the release messages; a Cluster node has such a pair per master), and does not wait for them.
-/// All operations and their completions run on that executor. Operations never block.
+/// The operations run on that executor, and never block.
 ///
-/// Threads: a client is not thread-safe. Its executor must run one handler at a time: an
-/// io_context run by one thread, or a strand (`asio::make_strand(ioc)`) when several threads run
-/// the io_context. Start its operations, and destroy it and its leases, from that executor (a
-/// coroutine spawned on the strand), or while no thread runs it. A completion token with its own
-/// executor is completed there, and then needs to get back onto the strand before touching the
-/// client. test/integration/test_threads.cpp shows the pattern with 4 threads.
+/// Threads: the client's executor must run one handler at a time: an io_context run by one
+/// thread, or a strand (`asio::make_strand(ioc)`) when several threads run the io_context; all
+/// of the client's own work runs there. Its asynchronous operations (these, those of
+/// semaphore.hpp, rw_lock.hpp, reentrant_lock.hpp and with_lock.hpp, and
+/// `lease::async_wait_lost`) may be started from any thread, concurrently, as Asio's composed
+/// operations: each starts on the client's executor (at once when the caller already runs there,
+/// else after at most one post), and completes on the completion handler's associated executor (a
+/// coroutine's strand, say), or on the client's executor for a handler without one. The
+/// caller's cancellation slot is emitted where the caller runs, and is relayed to the client's
+/// executor. A lease and a @ref report given to an operation belong to its caller meanwhile:
+/// not two operations at once on one lease. metrics(), get_executor() and config_error() may be
+/// called from any thread. cancel() and the destructor touch the client's state directly: call
+/// them on the client's executor, or while no thread runs it. test/integration/test_threads.cpp
+/// drives one client from coroutines on several strands of a 4-thread io_context.
 ///
 /// A malformed @ref config (no nodes, a bad URL) does not throw: every operation then completes
 /// with error::invalid_argument, and `config_error()` says so up front.
@@ -61,23 +69,25 @@ public:
    /// Closes the connections at once, like cancel(): operations in flight complete with errors,
    /// and releases that the client still owns are abandoned (their keys then expire by their
    /// TTL). Call async_close first to finish them. Leases still held stay in Redis until their
-   /// TTL runs out. Does no I/O and never blocks.
+   /// TTL runs out. Does no I/O and never blocks. Threads: on the client's executor, or while no
+   /// thread runs it.
    ~client();
 
-   /// The executor given at construction.
+   /// The executor given at construction, on which the client's work runs.
    executor_type get_executor() const noexcept;
 
    /// error::invalid_argument when the config was rejected, else success.
    error_code config_error() const noexcept;
 
    /// Closes the connections: operations in flight complete with errors, later ones fail.
+   /// Threads: as the destructor.
    void cancel();
 
    /// The client's counters and histograms since it was made: acquisitions, failures by error,
    /// wait, hold and renewal slack times, lost leases, what woke waiters, and each node's votes.
    /// `to_prometheus(c.metrics())` renders them for a scrape. No I/O; a copy of a few hundred
-   /// bytes. Threads: as every operation, call it on the client's executor (the counters are
-   /// plain integers that its handlers write, not atomics), e.g. from a coroutine spawned there.
+   /// bytes. Threads: from any thread; the copy takes a lock that the client's executor holds
+   /// only while it counts.
    metrics_snapshot metrics() const;
 
    /// Closes the client gracefully: no new lock or extend is accepted (they complete with
@@ -278,7 +288,8 @@ private:
    void async_close_impl(done_handler h);
 
    // Named initiations expose get_executor(), so that asio::cancel_after works. Each hands its
-   // arguments and the type-erased handler to the member that starts the operation.
+   // arguments and the type-erased handler to the member that starts the operation, which
+   // moves to the client's executor first (src/core/spawn.hpp, enter).
    template <class Erased, auto Start>
    struct initiation {
       client* self;

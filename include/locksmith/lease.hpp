@@ -35,6 +35,12 @@ struct lease_state;
 /// when renewal fails. The destructor does no I/O: it stops renewal, and a lease dropped without
 /// unlock stays in Redis until its TTL runs out (other processes wait that long), while waiters
 /// of this process may take it over at once.
+///
+/// Threads: a lease may be moved to, used and destroyed on any thread, one at a time. name(),
+/// token() and fencing_token() never change. valid_until(), held() and lost() read what the
+/// client's executor changes while the lease is held (renewal, loss): read them there (the body
+/// of `async_with_lock` runs there), or await `async_wait_lost` from anywhere. The destructor
+/// ends the lease on the client's executor: at once when it runs there, else posted there.
 class lease {
 public:
    /// The clock of `valid_until()`: this process's monotonic clock, never the wall clock.
@@ -89,7 +95,8 @@ public:
    /// Signature: `void(error_code)`. Success when the lease was lost (at once if it already
    /// was); asio::error::operation_aborted when it was released or dropped instead, or on
    /// cancellation; error::not_held for an empty lease. Completes before `valid_until()`, on the
-   /// lease's executor. Cancellation: terminal, partial and total; each completes with
+   /// handler's associated executor (the lease's, for a handler without one); may be started
+   /// from any thread (see client). Cancellation: terminal, partial and total; each completes with
    /// operation_aborted and leaves the lease as it is.
    template <
       boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>

@@ -2,6 +2,7 @@
 #include <locksmith/detail/acquire_kind.hpp>
 
 #include "core/client_core.hpp"
+#include "core/spawn.hpp"
 
 namespace locksmith::detail {
 
@@ -13,7 +14,13 @@ void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kin
    // A lock asked for fair is the fair lock (lock_options::fair).
    if (opts.fair && kind.what == lease_kind::of::lock)
       kind.what = lease_kind::of::fair;
-   core->lock(std::move(name), std::move(opts), false, diag, std::move(kind), std::move(h));
+   // From any thread: the lock starts on the client's executor (enter).
+   enter(core->executor(), std::move(h),
+         [core, kind = std::move(kind), name = std::move(name), opts = std::move(opts),
+          diag](lease_handler h) mutable {
+            core->lock(std::move(name), std::move(opts), false, diag, std::move(kind),
+                       std::move(h));
+         });
 }
 
 }  // namespace locksmith::detail

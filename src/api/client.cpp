@@ -9,6 +9,7 @@ namespace locksmith {
 namespace asio = boost::asio;
 
 using detail::code_of;
+using detail::enter;
 using detail::spawn;
 
 client::client(executor_type ex, config cfg)
@@ -66,11 +67,16 @@ std::shared_ptr<detail::client_core> const& detail::core_of(client const& c) noe
    return c.core_;
 }
 
+// Every operation may start on any thread, and moves to the client's executor first: through
+// enter() (core/spawn.hpp), or through spawn(), whose co_spawn dispatches there and relays the
+// caller's cancellation there likewise.
 void client::async_unlock_impl(lease* l, report* diag, done_handler h)
 {
    if (diag)
       *diag = report{};
-   core_->unlock(l->state(), diag, std::move(h));
+   enter(core_->executor(), std::move(h), [core = core_, st = l->state(), diag](done_handler h) {
+      core->unlock(st, diag, std::move(h));
+   });
 }
 
 void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag,

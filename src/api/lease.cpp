@@ -1,9 +1,11 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "core/client_core.hpp"
+#include "core/spawn.hpp"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/deferred.hpp>
 #include <boost/asio/append.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
 namespace locksmith {
@@ -36,8 +38,13 @@ lease::~lease()
 void lease::drop() noexcept
 {
    // No I/O: the key stays in Redis until its TTL runs out; local waiters may go on at once.
-   if (st_)
-      st_->end(detail::lease_state::status::dropped);
+   // The end runs on the client's executor, which owns the state it touches: at once when we are
+   // on it, else posted there (a failed allocation terminates, as in any noexcept function). A
+   // lease that ended already (unlocked, lost) has nothing left to end.
+   if (!st_ || st_->ended.load(std::memory_order_acquire))
+      return st_.reset();
+   auto const ex = st_->lost_event.get_executor();
+   asio::dispatch(ex, [st = std::move(st_)] { st->end(detail::lease_state::status::dropped); });
 }
 
 std::string const& lease::name() const noexcept
@@ -73,22 +80,35 @@ lease::executor_type lease::get_executor() const noexcept
    return st_ ? st_->lost_event.get_executor() : executor_type{};
 }
 
-void lease::async_wait_lost_impl(wait_handler h)
+namespace {
+
+// The wait, on the client's executor. Completes on the handler's executor (post and the timer's
+// completion both honour it).
+void wait_lost(std::shared_ptr<detail::lease_state> const& st,
+               asio::any_completion_handler<void(error_code)> h)
 {
    using status = detail::lease_state::status;
-   auto outcome = [st = st_](error_code) {
+   auto outcome = [st](error_code) {
       return asio::deferred.values(
          st->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted});
    };
-   if (st_->st != status::held) {
+   if (st->st != status::held) {
       auto const ec =
-         st_->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted};
-      asio::post(st_->lost_event.get_executor(),
-                 [h = std::move(h), ec]() mutable { std::move(h)(ec); });
+         st->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted};
+      asio::post(st->lost_event.get_executor(), asio::append(std::move(h), ec));
       return;
    }
    // lost_event never expires: the lease's end cancels it, and so may the caller.
-   st_->lost_event.async_wait(asio::deferred(outcome))(std::move(h));
+   st->lost_event.async_wait(asio::deferred(outcome))(std::move(h));
+}
+
+}  // namespace
+
+void lease::async_wait_lost_impl(wait_handler h)
+{
+   // From any thread, on the client's executor (enter), as the client's own operations.
+   detail::enter(st_->lost_event.get_executor(), std::move(h),
+                 [st = st_](wait_handler h) { wait_lost(st, std::move(h)); });
 }
 
 }  // namespace locksmith

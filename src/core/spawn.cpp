@@ -1,12 +1,27 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "core/spawn.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <new>
 #include <system_error>
 
 namespace locksmith::detail {
+
+bool running_on(boost::asio::any_io_executor const& ex) noexcept
+{
+   namespace asio = boost::asio;
+   using io = asio::io_context::executor_type;
+   if (auto const* s = ex.target<asio::strand<io>>())
+      return s->running_in_this_thread();
+   if (auto const* s = ex.target<asio::strand<asio::any_io_executor>>())
+      return s->running_in_this_thread();
+   if (auto const* e = ex.target<io>())
+      return e->running_in_this_thread();
+   return false;
+}
 
 error_code code_of(std::exception_ptr e)
 {

@@ -34,6 +34,7 @@ void lease_state::end(status s) noexcept
       c->observer().lease_ended(*this, s == status::lost);
    if (s != status::released)
       leave_slot();
+   ended.store(true, std::memory_order_release);
 }
 
 lease_state::~lease_state()

@@ -10,6 +10,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -41,6 +42,9 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
    clock::time_point renewed_at;   // start of the last acquire or extend that succeeded
    clock::time_point valid_until;
    status st = status::held;
+   // Set once end() is done, the only member that another thread may read: the lease's
+   // destructor lets go of an ended state where it runs, and sends a held one's end to us.
+   std::atomic<bool> ended{false};
 
    boost::asio::steady_timer
       lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost

@@ -39,6 +39,7 @@ void telemetry::configure(config const& cfg)
 
 void telemetry::lock_done(error_code ec, clock::duration waited)
 {
+   std::lock_guard const counting{counting_};
    if (!ec) {
       ++m_.acquisitions;
       m_.wait.record(seconds(waited));
@@ -56,6 +57,7 @@ void telemetry::votes(std::string_view op, std::string_view name, fanout_result 
 {
    auto const n = std::min(r.nodes.size(), nodes.size());
    if (op == "acquire") {
+      std::lock_guard const counting{counting_};
       m_.votes.resize(std::max(m_.votes.size(), n));
       for (std::size_t i = 0; i < n; ++i) {
          auto const v = r.nodes[i].v;
@@ -84,18 +86,22 @@ void telemetry::votes(std::string_view op, std::string_view name, fanout_result 
 
 void telemetry::woke(next_step step, bool by_event) noexcept
 {
+   std::lock_guard const counting{counting_};
    count_wake(m_.wakes, step, by_event);
 }
 
 void telemetry::renewal(lease_state const& st, error_code ec, clock::time_point before)
 {
    auto const now = clock::now();
-   if (!ec) {
-      ++m_.renewals;
-      m_.renewal_slack.record(seconds(before - now));
-      return;
+   {
+      std::lock_guard const counting{counting_};
+      if (!ec) {
+         ++m_.renewals;
+         m_.renewal_slack.record(seconds(before - now));
+         return;
+      }
+      ++m_.renewal_failures;
    }
-   ++m_.renewal_failures;
    bool const final = ec == error::not_owner || ec == error::lease_expired;
    log_(log_level::warning, [&] {
       return "renewal of '" + st.name + "' failed: " + ec.message() +
@@ -107,10 +113,13 @@ void telemetry::renewal(lease_state const& st, error_code ec, clock::time_point 
 void telemetry::lease_ended(lease_state const& st, bool lost)
 {
    auto const held = clock::now() - st.acquired_at;
-   m_.hold.record(seconds(held));
-   if (!lost)
-      return;
-   ++m_.leases_lost;
+   {
+      std::lock_guard const counting{counting_};
+      m_.hold.record(seconds(held));
+      if (!lost)
+         return;
+      ++m_.leases_lost;
+   }
    log_(log_level::error, [&] {
       return "lease '" + st.name + "' (fencing token " + std::to_string(st.fence) +
              ") lost after " + std::to_string(ms(held)) + " ms: its holder must stop";
@@ -119,7 +128,10 @@ void telemetry::lease_ended(lease_state const& st, bool lost)
 
 metrics_snapshot telemetry::snapshot(std::vector<std::shared_ptr<node>> const& nodes) const
 {
-   auto m = m_;
+   auto m = [&] {
+      std::lock_guard const counting{counting_};
+      return m_;
+   }();
    m.votes.resize(nodes.size());
    for (std::size_t i = 0; i < nodes.size(); ++i)
       m.votes[i].node = nodes[i]->name();

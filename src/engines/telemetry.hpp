@@ -2,7 +2,8 @@
 // What a client tells about itself: its log lines (config::logger) and its metrics
 // (client::metrics). The parts of the client call one hook each where something happens; the
 // hooks count and log here, so that those parts stay about locks. Lives on the client's
-// executor: the counters are plain integers.
+// executor; only snapshot() may be called from any thread (client::metrics), so a mutex guards
+// the counters, which the client's executor alone writes.
 #ifndef LOCKSMITH_SRC_TELEMETRY_HPP
 #define LOCKSMITH_SRC_TELEMETRY_HPP
 
@@ -14,6 +15,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
@@ -50,11 +52,12 @@ public:
    /// `st` ended (released, dropped or lost): its hold time, and a loss.
    void lease_ended(lease_state const& st, bool lost);
 
-   /// The counters, with the nodes' names.
+   /// The counters, with the nodes' names. From any thread.
    metrics_snapshot snapshot(std::vector<std::shared_ptr<node>> const& nodes) const;
 
 private:
    log_sink log_;
+   mutable std::mutex counting_;  // guards m_ (uncontended but for a snapshot)
    metrics_snapshot m_;
    std::vector<bool> failing_;  // by node: a failure was logged, and it has not answered since
 };

@@ -161,8 +161,11 @@ struct node_call : std::enable_shared_from_this<node_call> {
 
    void on_reply(node_reply&& r)
    {
-      // Only a transport failure may mend: an answer, even an error, is final.
-      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted &&
+      // Only a transport failure may mend: an answer, even an error, is final, and so is a
+      // refusal of our rights or of the server (an ACL denial, a Redis 6 cluster), which the
+      // node reports as an error code of its own.
+      bool const final_refusal = r.ec == error::auth_failed || r.ec == error::invalid_argument;
+      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !final_refusal &&
                          !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
       if (attempt == 0)
          op->on_reply(*call->code, index, std::move(r), *n);

@@ -117,7 +117,9 @@ void cluster_node::ask_slots(std::shared_ptr<std::vector<slots_source> const> fr
          if (!map || map->empty()) {
             self->log_(log_level::debug, [&] {
                return asked->name() + ": CLUSTER SLOTS failed (" +
-                      (ec ? ec.message() : resp.has_error() ? resp.error().diagnostic : "no slots") +
+                      (ec                 ? ec.message()
+                       : resp.has_error() ? resp.error().diagnostic
+                                          : "no slots") +
                       ")";
             });
             return self->ask_slots(from, i + 1);
@@ -125,7 +127,8 @@ void cluster_node::ask_slots(std::shared_ptr<std::vector<slots_source> const> fr
          self->log_(log_level::debug, [&] {
             std::string owners;
             for (auto const& r : *map)
-               owners += " " + std::to_string(r.first) + "-" + std::to_string(r.last) + ":" + r.master.port;
+               owners += " " + std::to_string(r.first) + "-" + std::to_string(r.last) + ":" +
+                         r.master.port;
             return asked->name() + ": answered CLUSTER SLOTS" + owners;
          });
          self->answered_slots_ = asked;

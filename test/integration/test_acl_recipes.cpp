@@ -49,8 +49,8 @@ std::string denials(redis_server& s)
 }
 
 using acquire_result = std::tuple<error_code, lease>;
-using acquire_fn = std::function<asio::awaitable<acquire_result>(locksmith::client&,
-                                                                 locksmith::report&)>;
+using acquire_fn =
+   std::function<asio::awaitable<acquire_result>(locksmith::client&, locksmith::report&)>;
 
 locksmith::lock_options const opts{.ttl = 10s, .wait = 10s};
 
@@ -103,8 +103,7 @@ std::vector<primitive> every_primitive(std::string const& prefix)
 {
    using client = locksmith::client;
    using report = locksmith::report;
-   auto const fair = prefix + "fair", sem = prefix + "sem", rw = prefix + "rw",
-              re = prefix + "re";
+   auto const fair = prefix + "fair", sem = prefix + "sem", rw = prefix + "rw", re = prefix + "re";
    auto const writer = [rw](client& c, report& d) -> asio::awaitable<acquire_result> {
       co_return co_await locksmith::async_write_lock(c, rw, opts, d, tuple);
    };
@@ -155,8 +154,7 @@ BOOST_AUTO_TEST_CASE(every_primitive_works_through_its_recipe)
          co_await a.async_close();
          co_await b.async_close();
 
-         locksmith::client bare{ioc.get_executor(),
-                                test_config({as_user(srv.url(), "lock-only")})};
+         locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
          locksmith::report d;
          auto [ec, l] =
             co_await locksmith::async_acquire_permit(bare, unique_key(), 1, opts, d, tuple);
@@ -180,15 +178,18 @@ BOOST_AUTO_TEST_CASE(a_database_other_than_0_works_through_its_recipe)
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         locksmith::client a{ioc.get_executor(), test_config({as_user(srv.url(), "locker") + "/3"})};
-         locksmith::client b{ioc.get_executor(), test_config({as_user(srv.url(), "locker") + "/3"})};
+         locksmith::client a{ioc.get_executor(),
+                             test_config({as_user(srv.url(), "locker") + "/3"})};
+         locksmith::client b{ioc.get_executor(),
+                             test_config({as_user(srv.url(), "locker") + "/3"})};
          co_await hand_over(a, b, plain_lock("lock on /3", name));
          auto l = co_await a.async_lock(name, opts);
          // A script may SELECT: the key is in database 3, not in 0.
          auto const in = [&](char const* db) {
             return srv
-               .command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('EXISTS', KEYS[1])",
-                         "1", lock_key(name), db})
+               .command({"EVAL",
+                         "redis.call('SELECT', ARGV[1]) return redis.call('EXISTS', KEYS[1])", "1",
+                         lock_key(name), db})
                .integer;
          };
          BOOST_TEST(in("3") == 1);
@@ -273,7 +274,8 @@ BOOST_AUTO_TEST_CASE(a_cluster_works_through_its_recipe)
       }(),
       120s);
    for (std::size_t i = 0; i < cluster.size(); ++i)
-      BOOST_TEST(denials(cluster.master(i)) == "", "master " << i << ": " << denials(cluster.master(i)));
+      BOOST_TEST(denials(cluster.master(i)) == "",
+                 "master " << i << ": " << denials(cluster.master(i)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

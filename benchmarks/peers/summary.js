@@ -7,7 +7,7 @@ const rows = new Map();
 for (const line of lines) {
   const r = JSON.parse(line);
   const who = r.library ??
-    `locksmith ${r.strategy ?? 'subscribe'}${r.fence === false ? ' unfenced' : ''}`;
+    ['locksmith', r.strategy, r.fence === false && 'unfenced'].filter(Boolean).join(' ');
   const key = `${r.scenario}\t${who}`;
   if (!rows.has(key))
     rows.set(key, { scenario: r.scenario, who, p50: [], rate: [], cpu: [], handoff: [] });

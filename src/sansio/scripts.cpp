@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "sansio/scripts.hpp"
+#include "sansio/unfenced_reply.hpp"
 
 #include <openssl/sha.h>
 
@@ -51,33 +52,11 @@ script const& unfenced_acquire_script()
    return s;
 }
 
-namespace {
-
-// The unfenced acquire's reply: SET NX's OK or nil, then (unless under ASKING) PTTL's integer.
-error_code parse_unfenced(std::vector<boost::redis::resp3::node> const& nodes, acquire_reply& out)
-{
-   std::int64_t pttl = -1;
-   auto const& set = nodes[0];
-   bool const taken = set.data_type == type::simple_string && set.value == "OK";
-   if ((!taken && set.data_type != type::null) || nodes.size() > 2 ||
-       (nodes.size() == 2 && (nodes[1].depth != 0 || !is_integer(nodes[1], pttl))))
-      return error::unexpected_reply;
-   out = acquire_reply{};
-   out.acquired = taken;
-   out.pttl = std::chrono::milliseconds{taken ? 0 : pttl == -2 ? 0 : pttl};
-   return {};
-}
-
-}  // namespace
-
 error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply& out)
 {
    if (r.has_error())
       return error::unexpected_reply;
    auto const& nodes = r.value();
-   // A script answers an array; the unfenced acquire's SET, a simple string or nil.
-   if (!nodes.empty() && nodes[0].depth == 0 && nodes[0].data_type != type::array)
-      return parse_unfenced(nodes, out);
    // flag: 1 acquired (value: the fence), 0 not (value: pttl), 2 not, with only waiters in the
    // way (the fair acquire script, which also names the key's holder when it refuses).
    std::int64_t flag = 0, value = 0;
@@ -94,6 +73,23 @@ error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply&
    out.holder = named ? nodes[3].value : std::string{};
    out.fence = out.acquired ? value : 0;
    out.pttl = std::chrono::milliseconds{out.acquired ? 0 : value};
+   return {};
+}
+
+error_code parse_unfenced_acquire(boost::redis::generic_response const& r, acquire_reply& out)
+{
+   if (r.has_error() || r.value().empty() || r.value().size() > 2)
+      return error::unexpected_reply;
+   auto const& nodes = r.value();
+   std::int64_t pttl = -1;
+   auto const& set = nodes[0];
+   bool const taken = set.data_type == type::simple_string && set.value == "OK";
+   if ((!taken && set.data_type != type::null) || set.depth != 0 ||
+       (nodes.size() == 2 && (nodes[1].depth != 0 || !is_integer(nodes[1], pttl))))
+      return error::unexpected_reply;
+   out = acquire_reply{};
+   out.acquired = taken;
+   out.pttl = std::chrono::milliseconds{taken ? 0 : pttl == -2 ? 0 : pttl};
    return {};
 }
 

@@ -87,10 +87,10 @@ std::string server_error(boost::redis::generic_response const& r);
 /// True when the reply says that the script is not in the server's cache.
 bool is_noscript(boost::redis::generic_response const& r);
 
-/// Parses the acquire script's reply, or the unfenced acquire's (the SET's OK or nil, then the
-/// PTTL's integer, which a call under ASKING leaves out: pttl -1, unknown), whose fence is 0 and
-/// whose PTTL -2 (the key went between the two) reads as 0. error::unexpected_reply for a
-/// server error or a malformed reply.
+/// Parses the acquire script's reply. error::unexpected_reply for a server error or a malformed
+/// reply, the unfenced acquire's among them: its plain commands answer in a shape of their own,
+/// read by parse_unfenced_acquire (sansio/unfenced_reply.hpp); the fan-out and the replica check
+/// pick the parser by the call's script::plain.
 error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply& out);
 
 /// Parses the release script's reply. error::unexpected_reply for a server error or a malformed

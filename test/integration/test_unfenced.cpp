@@ -6,6 +6,7 @@
 
 #include "support/integration.hpp"
 #include "support/redlock_fixture.hpp"
+#include "support/server_checks.hpp"
 
 using locksmith::lock_options;
 using locksmith::test::cluster_fixture;

@@ -349,7 +349,7 @@ void add_options(CLI::App& app, options& o)
    app.add_flag(
       "--no-fence", o.no_fence,
       "Lock with lock_options::fence = false (a plain SET NX, no fencing token), in every "
-      "lock scenario, beside the raw floor: its rows say \"fence\": false (table: the "
+      "lock scenario but threads, beside the raw floor: its rows say \"fence\": false (table: the "
       "strategy ends in -nf)");
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");

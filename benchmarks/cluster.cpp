@@ -88,12 +88,13 @@ std::string row(test::contention_shape const& s, result const& r, bool json)
    std::ostringstream os;
    auto const per_core = r.server_us_per_acq > 0 ? 1e6 / r.server_us_per_acq : 0;
    if (json) {
-      os << R"({"scenario":"cluster","masters":)" << r.masters << R"(,"clients":)" << s.clients
-         << R"(,"coroutines":)" << s.coroutines << R"(,"names":)" << s.names << R"(,"pinned":)"
-         << (r.pinned ? "true" : "false") << R"(,"cycles":)" << r.t.cycles << R"(,"cycles_per_s":)"
-         << number(r.t.per_second()) << R"(,"server_cpu_us_per_acquisition":)"
-         << number(r.server_us_per_acq) << R"(,"acquisitions_per_s_per_server_core":)"
-         << number(per_core) << R"(,"server_cpu_ms_by_master":)" << json_list(r.by_master.cpu_ms)
+      os << R"({"scenario":"cluster","fence":)" << (s.fence ? "true" : "false") << R"(,"masters":)"
+         << r.masters << R"(,"clients":)" << s.clients << R"(,"coroutines":)" << s.coroutines
+         << R"(,"names":)" << s.names << R"(,"pinned":)" << (r.pinned ? "true" : "false")
+         << R"(,"cycles":)" << r.t.cycles << R"(,"cycles_per_s":)" << number(r.t.per_second())
+         << R"(,"server_cpu_us_per_acquisition":)" << number(r.server_us_per_acq)
+         << R"(,"acquisitions_per_s_per_server_core":)" << number(per_core)
+         << R"(,"server_cpu_ms_by_master":)" << json_list(r.by_master.cpu_ms)
          << R"(,"script_calls_by_master":)" << json_list(r.by_master.scripts) << R"(,"overlaps":)"
          << r.t.overlaps << R"(,"fence_inversions":)" << r.t.inversions << R"(,"errors":)"
          << r.t.errors << "}\n";
@@ -123,6 +124,7 @@ bool run_cluster(cluster_plan const& plan)
                                   .cycles = LONG_MAX,
                                   .budget = plan.duration,
                                   .max_hold = std::chrono::microseconds{0},
+                                  .fence = plan.fence,
                                   .node_timeout = std::chrono::milliseconds{50},
                                   .names_prefix = {}};
    for (int n : plan.masters) {

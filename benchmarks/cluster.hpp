@@ -16,6 +16,7 @@ struct cluster_plan {
    std::vector<int> masters{1, 3};  // a cluster of each size, in turn
    std::chrono::seconds duration{5};
    bool json = false;
+   bool fence = true;  // lock_options::fence (--no-fence)
 };
 
 /// Prints one row or JSON line per cluster size, then the last size's rate over the first's.

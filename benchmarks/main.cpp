@@ -52,6 +52,7 @@ struct options {
    bool json = false;
    bool no_renew = false;
    bool fair = false;
+   bool no_fence = false;
    std::string plot;
    int nodes = 5;            // quorum: redis-servers to start
    std::vector<int> frozen;  // quorum: K of each run; empty: 0, 1 and 2
@@ -188,6 +189,7 @@ std::vector<run_spec> plan(options const& o)
    base.spin_jitter = duration_of(o.spin_jitter, "--spin-jitter");
    base.renew = !o.no_renew;
    base.fair = o.fair;
+   base.fence = !o.no_fence;
    base.node_timeout = node_timeout_of(o);
    auto const run_id = detail::random_token().substr(0, 8);
    std::vector<run_spec> runs;
@@ -195,6 +197,12 @@ std::vector<run_spec> plan(options const& o)
       if (on_request(sname))
          continue;
       auto const sc = scenario_of(sname);
+      if (o.no_fence && (o.fair || sc == scenario::semaphore || sc == scenario::rwlock ||
+                         sc == scenario::reentrant))
+         throw CLI::ValidationError("--no-fence",
+                                    "only the plain lock goes without a fence: not with --fair or "
+                                    "--scenario " +
+                                       sname);
       if (o.fair && sc != scenario::uncontended && sc != scenario::independent &&
           sc != scenario::contended && sc != scenario::handoff)
          throw CLI::ValidationError("--fair",
@@ -239,6 +247,7 @@ quorum_plan plan_quorum(options const& o)
    p.base.warmup = duration_of(o.warmup, "--warmup");
    p.base.node_timeout = node_timeout_of(o);
    p.base.renew = !o.no_renew;
+   p.base.fence = !o.no_fence;
    p.base.prefix = unique_prefix("quorum");
    p.urls = o.urls;
    p.nodes = o.urls.empty() ? o.nodes : static_cast<int>(o.urls.size());
@@ -337,6 +346,11 @@ void add_options(CLI::App& app, options& o)
    app.add_flag("--fair", o.fair,
                 "Take a fair lock (lock_options::fair; uncontended, independent, contended and "
                 "handoff only): its rows say strategy \"fair\", and there is no spin row");
+   app.add_flag(
+      "--no-fence", o.no_fence,
+      "Lock with lock_options::fence = false (a plain SET NX, no fencing token), in every "
+      "lock scenario but threads, beside the raw floor: its rows say \"fence\": false (table: the "
+      "strategy ends in -nf)");
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");
    app.add_option("--nodes", o.nodes, "quorum: redis-servers to start (default 5)")
@@ -447,14 +461,14 @@ int main(int argc, char** argv)
       if (quorum)
          sane = run_quorum(*quorum) && sane;
       if (wanted(o, "mutex")) {
-         mutex_plan m{.json = o.json};
+         mutex_plan m{.json = o.json, .fence = !o.no_fence};
          if (!o.duration.empty())
             m.duration = std::chrono::duration_cast<std::chrono::seconds>(
                duration_of(o.duration, "--duration"));
          sane = run_mutex(m) && sane;
       }
       if (wanted(o, "cluster")) {
-         cluster_plan c{.json = o.json};
+         cluster_plan c{.json = o.json, .fence = !o.no_fence};
          if (!o.duration.empty())
             c.duration = std::chrono::duration_cast<std::chrono::seconds>(
                duration_of(o.duration, "--duration"));

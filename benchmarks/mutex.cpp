@@ -36,19 +36,19 @@ std::string row(int nodes, contention_shape const& s, contention_tally const& t,
    char const* strategy = s.spin ? "spin" : "subscribe";
    if (json) {
       os << R"({"scenario":"mutex","nodes":)" << nodes << R"(,"strategy":")" << strategy
-         << R"(","spin_interval_ms":2,"clients":)" << s.clients << R"(,"coroutines":)"
-         << s.coroutines << R"(,"names":)" << s.names << R"(,"max_hold_us":)" << s.max_hold.count()
-         << R"(,"cycles":)" << t.cycles << R"(,"cycles_per_s":)" << number(t.per_second())
-         << R"(,"overlaps":)" << t.overlaps << R"(,"fence_inversions":)" << t.inversions
-         << R"(,"errors":)" << t.errors << R"(,"per_client_min":)" << lowest(t)
-         << R"(,"per_client_max":)" << highest(t) << "}\n";
+         << R"(","fence":)" << (s.fence ? "true" : "false") << R"(,"spin_interval_ms":2,"clients":)"
+         << s.clients << R"(,"coroutines":)" << s.coroutines << R"(,"names":)" << s.names
+         << R"(,"max_hold_us":)" << s.max_hold.count() << R"(,"cycles":)" << t.cycles
+         << R"(,"cycles_per_s":)" << number(t.per_second()) << R"(,"overlaps":)" << t.overlaps
+         << R"(,"fence_inversions":)" << t.inversions << R"(,"errors":)" << t.errors
+         << R"(,"per_client_min":)" << lowest(t) << R"(,"per_client_max":)" << highest(t) << "}\n";
    } else {
       char line[200];
       std::snprintf(line, sizeof line,
-                    "mutex  nodes=%d  %-9s  %8ld cycles  %9.0f/s  per client %ld..%ld  overlaps "
+                    "mutex  nodes=%d  %-12s  %8ld cycles  %9.0f/s  per client %ld..%ld  overlaps "
                     "%ld  inversions %ld  errors %ld\n",
-                    nodes, strategy, t.cycles, t.per_second(), lowest(t), highest(t), t.overlaps,
-                    t.inversions, t.errors);
+                    nodes, (std::string{strategy} + (s.fence ? "" : "-nf")).c_str(), t.cycles,
+                    t.per_second(), lowest(t), highest(t), t.overlaps, t.inversions, t.errors);
       os << line;
    }
    return os.str();
@@ -72,6 +72,7 @@ bool run_mutex(mutex_plan const& plan)
          contention_shape s{.cycles = LONG_MAX,
                             .budget = plan.duration,
                             .spin = spin,
+                            .fence = plan.fence,
                             .node_timeout = std::chrono::milliseconds{50}};
          auto const t = test::run_contention(urls, s);
          rate[spin] = t.per_second();

@@ -15,6 +15,7 @@ struct mutex_plan {
    std::vector<int> nodes{1, 5};  // a run per node count, each with both strategies
    std::chrono::seconds duration{5};
    bool json = false;
+   bool fence = true;  // lock_options::fence (--no-fence)
 };
 
 /// Prints one row or JSON line per (nodes, strategy), then subscribe's rate over spin's. Returns

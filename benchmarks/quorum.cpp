@@ -38,6 +38,7 @@ struct quorum_summary {
    std::int64_t overlaps = 0, failures = 0;
    std::string error;
    bool renew = true;
+   bool fence = true;
    bool sane = false;
 };
 
@@ -87,6 +88,7 @@ quorum_summary summarize(run_result& r, healthy_run const& healthy)
    s.failures = r.failures;
    s.error = r.first_error;
    s.renew = r.spec.renew;
+   s.fence = r.spec.fence;
    // Without a reachable quorum, every attempt must fail with quorum_unreachable (the workers
    // count any other outcome, a lease above all, as a failure).
    s.sane = s.overlaps == 0 && s.failures == 0 &&
@@ -130,6 +132,7 @@ std::string to_json(quorum_summary const& s)
    j.field("overlaps", count(s.overlaps));
    j.field("failures", count(s.failures));
    j.field("renew", s.renew ? "true" : "false");
+   j.field("fence", s.fence ? "true" : "false");
    if (!s.error.empty())
       j.field("first_error", json_string(s.error));
    j.field("sane", s.sane ? "true" : "false");

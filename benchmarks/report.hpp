@@ -41,6 +41,7 @@ struct summary {
    std::optional<bool> target_met;
    std::optional<double> spin_interval_ms, spin_jitter_ms;
    bool renew = true;
+   bool fence = true;  // lock_options::fence
    bool fair = false;  // the strategy then reads "fair"
    bool sane = false;
 };

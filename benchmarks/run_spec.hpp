@@ -46,6 +46,7 @@ struct run_spec {
    milliseconds spin_jitter{100};
    bool renew = true;               // lock_options::renew (the watchdog)
    bool fair = false;               // lock_options::fair (the lock scenarios only)
+   bool fence = true;               // lock_options::fence (the lock scenarios only)
    milliseconds node_timeout{50};   // config::node_timeout
    int frozen = 0;                  // quorum: how many of the nodes (the last ones) are paused
    std::size_t permits = 3;         // semaphore: holders at once

@@ -2,6 +2,7 @@
 // detail::parse_ownership, is_noscript, server_error), from RESP3 nodes or an error reply decoded
 // from the fuzz input (resp3_input.hpp). Checks: no crash, and the parsers' own contracts.
 #include "sansio/scripts.hpp"
+#include "sansio/unfenced_reply.hpp"
 
 #include "resp3_input.hpp"
 
@@ -28,6 +29,10 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
       std::abort();
    if (acquire_ok && ownership_ok)
       std::abort();  // no reply has both shapes
+   // The unfenced acquire's plain replies (SET's OK or nil, PTTL) are of a shape of their own.
+   bool const unfenced_ok = !parse_unfenced_acquire(resp, a);
+   if (unfenced_ok && (resp.has_error() || acquire_ok || ownership_ok))
+      std::abort();
    (void)server_error(resp);
    return 0;
 }

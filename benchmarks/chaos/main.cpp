@@ -210,7 +210,8 @@ bool report(chaos_options const& o, harness const& h, shared_block const& shm, o
    long const without_restart = shm.overlaps - r.near_restart;
    auto const& f = r.faults;
    std::printf(
-      "{\"scenario\":\"chaos\",\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,\"names\":%d,"
+      "{\"scenario\":\"chaos\",\"fence\":%s,\"nodes\":%d,\"processes\":%d,\"coroutines\":%d,"
+      "\"names\":%d,"
       "\"seconds\":%.1f,"
       "\"cycles\":%ld,\"cycles_per_s\":%.0f,\"overlaps\":%ld,\"overlaps_near_restart\":%ld,"
       "\"overlaps_without_restart\":%ld,\"stale_writes_rejected\":%ld,\"leases_lost\":%ld,"
@@ -220,9 +221,9 @@ bool report(chaos_options const& o, harness const& h, shared_block const& shm, o
       "\"faults\":{\"sigstop\":%ld,\"kill_normal\":%ld,\"kill_pubsub\":%ld,\"restart\":%ld,"
       "\"delay\":%ld},"
       "\"delay_via\":\"%s\",\"netem\":\"%s\"}\n",
-      o.nodes, o.processes, o.coroutines, o.names, r.seconds, shm.cycles.load(),
-      shm.cycles.load() / r.seconds, shm.overlaps.load(), r.near_restart, without_restart,
-      shm.stale_writes.load(), shm.leases_lost.load(),
+      o.fence ? "true" : "false", o.nodes, o.processes, o.coroutines, o.names, r.seconds,
+      shm.cycles.load(), shm.cycles.load() / r.seconds, shm.overlaps.load(), r.near_restart,
+      without_restart, shm.stale_writes.load(), shm.leases_lost.load(),
       shm.leases_lost.load() > 0 ? shm.min_loss_slack_us.load() : 0L,
       shm.negative_loss_slack.load(), shm.hangs.load(), shm.lock_errors.load(),
       shm.unlock_errors.load(), shm.resource_errors.load(), r.orphans, r.leftover, r.crashed, f[0],

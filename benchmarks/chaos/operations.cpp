@@ -252,9 +252,9 @@ bool report(std::string const& name, chaos_options const& o, ops_options const& 
    std::ostringstream j;
    j.setf(std::ios::fixed);
    j.precision(1);
-   j << "{\"scenario\":\"" << name << "\",\"processes\":" << o.processes
-     << ",\"coroutines\":" << o.coroutines << ",\"names\":" << tracked(o)
-     << ",\"ttl_ms\":" << o.ttl_ms << ",\"wait_ms\":" << o.wait_ms
+   j << "{\"scenario\":\"" << name << "\",\"fence\":" << (o.fence ? "true" : "false")
+     << ",\"processes\":" << o.processes << ",\"coroutines\":" << o.coroutines
+     << ",\"names\":" << tracked(o) << ",\"ttl_ms\":" << o.ttl_ms << ",\"wait_ms\":" << o.wait_ms
      << ",\"wait_replicas\":" << o.wait_replicas << sc.json_fields() << ",\"seconds\":" << r.seconds
      << ",\"operations\":" << r.op_ms.size() << ",\"op_ms\":" << ms_list(r.op_ms)
      << ",\"first_grant_after_op_ms\":" << ms_list(r.first_grant_ms)

@@ -87,6 +87,9 @@ int parse_options(int argc, char** argv, request& q)
                                      "config::restart_quarantine (default 3000; cluster "
                                      "scenarios 0)")
                          ->check(CLI::NonNegativeNumber);
+   app.add_flag("!--no-fence", o.fence,
+                "lock with lock_options::fence = false (a plain SET NX, no fencing token, so no "
+                "fenced write at the resource); every scenario");
    app.add_flag("!--no-restarts", o.restarts, "no kill -9 and empty restarts");
    app.add_flag("!--no-delay", o.delay,
                 "no network delay (tc netem as root where the kernel has it, else a TCP proxy)");

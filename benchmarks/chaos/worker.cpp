@@ -132,8 +132,10 @@ asio::awaitable<void> hold_the_resource(chaos_options const& o, redis::connectio
       if (i < max_stamps)
          shm.overlap_at[i] = now_ns();
    }
-   auto const wrote =
-      co_await eval(resource, fenced_write, "fence:" + name, std::to_string(l.fencing_token()));
+   // An unfenced lease (--no-fence) has no token to write: the occupancy counter alone judges.
+   auto const wrote = l.has_fencing_token() ? co_await eval(resource, fenced_write, "fence:" + name,
+                                                            std::to_string(l.fencing_token()))
+                                            : 1;
    if (wrote == 0)
       ++shm.stale_writes;
    if (occupancy < 0 || wrote < 0)
@@ -189,7 +191,8 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
    asio::steady_timer hold{ex};
    loss_watch watch{ex, shm};
    auto const opts = locksmith::lock_options{.ttl = std::chrono::milliseconds{o.ttl_ms},
-                                             .wait = std::chrono::milliseconds{o.wait_ms}};
+                                             .wait = std::chrono::milliseconds{o.wait_ms},
+                                             .fence = o.fence};
    auto const names = o.labels.empty() ? static_cast<std::size_t>(o.names) : o.labels.size();
    while (!shm.stop.load()) {
       auto const index = rng() % names;

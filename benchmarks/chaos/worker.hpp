@@ -21,6 +21,7 @@ struct chaos_options {
    int ttl_ms = 2000, quarantine_ms = 3000, wait_ms = 3000;
    int hold_ms = 1;  // each holder holds for a random time below this
    bool restarts = true, delay = true;
+   bool fence = true;                // lock_options::fence (--no-fence: the unfenced lock)
    unsigned wait_replicas = 0;       // config::wait_replicas
    std::vector<std::string> labels;  // the names to lock; empty: n0 .. n<names-1>
 };

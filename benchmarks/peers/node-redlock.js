@@ -1,15 +1,17 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-// node-redlock on one Redis node, in locksmith-bench's shapes: `uncontended` (one worker, one
+// node-redlock on one Redis node (or RedLock over several, --ports), in locksmith-bench's shapes: `uncontended` (one worker, one
 // name), `independent` (N workers of one process, each on its own name, one connection) and
 // `handoff` (N workers of one process on one name, as locksmith-bench's: a holder releases once
 // another worker has waited 5 ms, and a worker pauses 0-100 ms after its release; node-redlock
 // waits by polling, every --retry-delay-ms plus up to as much jitter). A cycle is acquire +
 // release, timed from the start of the acquire to the end of the release, as locksmith-bench
 // times async_lock + async_unlock; a handoff from a release (stamped before it starts) to the
-// acquisition by a worker that was already waiting. Prints one JSON line.
+// acquisition by a worker that was already waiting. Prints one JSON line. With --ports P1,P2,...
+// it runs RedLock over those nodes (one ioredis client each, as node-redlock's README does), and
+// the uncontended row is then named "quorum", as locksmith-bench's RedLock cycle.
 //
-//   node node-redlock.js --port P --scenario uncontended|independent|handoff [--workers N]
-//                        [--duration-ms 3000] [--warmup-ms 100] [--retry-delay-ms 10]
+//   node node-redlock.js --port P | --ports P1,P2,... --scenario uncontended|independent|handoff
+//                        [--workers N] [--duration-ms 3000] [--warmup-ms 100] [--retry-delay-ms 10]
 'use strict';
 const Redis = require('ioredis');
 const { default: Redlock } = require('redlock');
@@ -19,23 +21,25 @@ function option(name, fallback) {
   return at > 0 ? process.argv[at + 1] : fallback;
 }
 
-const port = Number(option('--port'));
+const ports = option('--ports', option('--port', '')).split(',').filter((p) => p).map(Number);
+const port = ports[0];
 const scenario = option('--scenario', 'uncontended');
 const workers = scenario === 'uncontended' ? 1
   : Number(option('--workers', scenario === 'handoff' ? '2' : '64'));
 const durationMs = Number(option('--duration-ms', '3000'));
 const warmupMs = Number(option('--warmup-ms', '100'));
 const retryDelayMs = Number(option('--retry-delay-ms', '10'));
-if (!port || !['uncontended', 'independent', 'handoff'].includes(scenario) || !(workers > 0) ||
+if (!port || ports.some((p) => !p) || !['uncontended', 'independent', 'handoff'].includes(scenario) || !(workers > 0) ||
     (scenario === 'handoff' && workers < 2) || !(retryDelayMs > 0)) {
-  process.stderr.write('usage: node-redlock.js --port P --scenario uncontended|independent|handoff\n');
+  process.stderr.write('usage: node-redlock.js --port P | --ports P1,P2,... ' +
+                       '--scenario uncontended|independent|handoff\n');
   process.exit(2);
 }
 
-const redis = new Redis({ host: '127.0.0.1', port, enableAutoPipelining: false });
+const clients = ports.map((p) => new Redis({ host: '127.0.0.1', port: p, enableAutoPipelining: false }));
 // retryCount 0 where nothing contends, so that every try must win at once; in the handoff, tries
 // until it gets the lock.
-const redlock = new Redlock([redis], scenario === 'handoff'
+const redlock = new Redlock(clients, scenario === 'handoff'
   ? { retryCount: -1, retryDelay: retryDelayMs, retryJitter: retryDelayMs }
   : { retryCount: 0 });
 
@@ -117,7 +121,7 @@ function quantile(sorted, q) {
 }
 
 async function main() {
-  await redis.ping();
+  await Promise.all(clients.map((c) => c.ping()));
   const body = scenario === 'handoff' ? handoffWorker : worker;
   const running = Array.from({ length: workers }, (_, i) => body(i));
   await sleep(warmupMs);
@@ -130,13 +134,14 @@ async function main() {
   const cpu = process.cpuUsage(cpu0);
   stopping = true;
   await Promise.all(running);
-  redis.disconnect();
+  clients.forEach((c) => c.disconnect());
   const sorted = cycles.slice().sort((a, b) => a - b);
   const handed = handoffs.slice().sort((a, b) => a - b);
   const round = (x) => (x === null ? null : Math.round(x * 10) / 10);
   console.log(JSON.stringify({
     library: 'node-redlock',
-    scenario,
+    scenario: ports.length > 1 && scenario === 'uncontended' ? 'quorum' : scenario,
+    nodes: ports.length,
     workers,
     acquisitions: cycles.length,
     acquisitions_per_s: Math.round(cycles.length / seconds),

@@ -6,7 +6,8 @@ const lines = require('fs').readFileSync(0, 'utf8').split('\n').filter((l) => l.
 const rows = new Map();
 for (const line of lines) {
   const r = JSON.parse(line);
-  const who = r.library ?? `locksmith ${r.strategy}`;
+  const who = r.library ??
+    ['locksmith', r.strategy, r.fence === false && 'unfenced'].filter(Boolean).join(' ');
   const key = `${r.scenario}\t${who}`;
   if (!rows.has(key))
     rows.set(key, { scenario: r.scenario, who, p50: [], rate: [], cpu: [], handoff: [] });

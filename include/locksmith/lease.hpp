@@ -72,7 +72,14 @@ public:
    /// independently, and after a node restarts empty, or when clocks jump, a later holder's
    /// quorum may report a smaller maximum than an earlier holder's. Where fencing must be
    /// airtight, take the token from a consensus system, or from the protected store itself.
+   ///
+   /// 0 when there is none: for an empty lease, and for a lock taken with
+   /// `lock_options::fence = false` (see has_fencing_token()). A minted fence is never 0.
    std::uint64_t fencing_token() const noexcept;
+
+   /// False when the lease has no fencing token: it is empty, or its lock was taken with
+   /// `lock_options::fence = false`. Then fencing_token() is 0, which no resource should accept.
+   bool has_fencing_token() const noexcept { return fencing_token() != 0; }
 
    /// Until when the lock may be relied on, on this process's steady clock: the attempt's start +
    /// ttl - drift. After that, Redis may have let someone else in.

@@ -102,6 +102,20 @@ struct lock_options {
    /// without going through Redis. Every contender of a name must agree on this option.
    /// Default false.
    bool fair = false;
+
+   /// Mint a fencing token (lease::fencing_token()). With false the lock is taken by a plain
+   /// `SET key token NX PX ttl` (and a PTTL in the same request, for a waiter's fallback timer)
+   /// instead of the acquire script, which also keeps a fence key and reads the server's clock:
+   /// about half the server's work of a lock cycle, for callers that never pass the fence on.
+   /// The lease then has none (lease::has_fencing_token() is false, fencing_token() is 0).
+   /// Everything else is as with a fence: release and renewal by the same scripts, waiting woken
+   /// by the same release message, RedLock and Redis Cluster alike; fenced and unfenced leases of
+   /// one name exclude each other, as they share the lock key (the fenced ones' tokens still rise
+   /// among themselves). For client::async_lock and async_try_lock only: the fair lock, the
+   /// semaphore, the read-write and the reentrant lock always mint one, and answer false with
+   /// error::invalid_argument. Default true: a lease that can be fenced is the safe default, and
+   /// the cost is the server's, not the caller's latency (one round trip either way).
+   bool fence = true;
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

@@ -195,8 +195,9 @@ void client_core::leave_slot(std::string const& name) noexcept
 lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
                          lease_kind const& kind)
 {
-   auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token), w.fence,
-                                           w.start, w.valid_until, opts);
+   // Unfenced, a handover's script minted a fence all the same: the lease has none.
+   auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token),
+                                           opts.fence ? w.fence : 0, w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
    st->kind = kind;
    if (kind.shared())
@@ -216,9 +217,11 @@ error_code client_core::refusal(std::string const& name, lock_options const& opt
       return ctx_.config_error;
    if (auto ec = validate_options(name, opts, ctx_.cfg.node_timeout))
       return ec;
-   // Nobody could enter; or no owner; or a fair lease of a kind that has no queue.
+   // Nobody could enter; or no owner; or a fair lease of a kind that has no queue; or no fence
+   // where the kind's scripts always mint one (lock_options::fence).
    if (kind.permits == 0 || (kind.what == lease_kind::of::reentrant && kind.owner.empty()) ||
-       opts.fair != (kind.what == lease_kind::of::fair))
+       opts.fair != (kind.what == lease_kind::of::fair) ||
+       (!opts.fence && kind.what != lease_kind::of::lock))
       return error::invalid_argument;
    return {};
 }

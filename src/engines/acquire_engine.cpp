@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "engines/acquire_engine.hpp"
 
+#include "protocol/calls.hpp"
 #include "protocol/kind_calls.hpp"
 #include "engines/release.hpp"
 #include "protocol/verdicts.hpp"
@@ -73,6 +74,10 @@ std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string
    }
    a.seen = listener_.events(channel);
    a.t0 = clock::now();
+   // Without a fence, the plain SET NX; a handover must compare the key's token first, which
+   // only the script does (its fence is dropped: client_core::grant).
+   if (!opts.fence && kind.what == lease_kind::of::lock && !handed)
+      return unfenced_acquire_call(ctx_.cfg.prefix, name, a.token, opts.ttl);
    return acquire_call(kind, ctx_.cfg.prefix, name, a.token, opts.ttl, ctx_.nodes.size(),
                        handed ? &handed->token : nullptr);
 }

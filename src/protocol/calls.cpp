@@ -37,6 +37,20 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
                                         std::move(keys), std::move(args));
 }
 
+std::shared_ptr<script_call const> unfenced_acquire_call(std::string const& prefix,
+                                                         std::string const& name,
+                                                         std::string const& token, milliseconds ttl)
+{
+   std::vector<std::string> keys, args;
+   keys.reserve(1);
+   keys.push_back(lock_key(prefix, name));
+   args.reserve(2);
+   args.push_back(token);
+   args.push_back(std::to_string(ttl.count()));
+   return std::make_shared<script_call>(unfenced_acquire_script(), std::move(keys),
+                                        std::move(args));
+}
+
 std::shared_ptr<script_call const> extend_call(std::string const& prefix,
                                                std::span<extension const> leases)
 {

@@ -25,6 +25,13 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
                                                 std::chrono::milliseconds ttl, bool quorum,
                                                 std::string const* takes_over = nullptr);
 
+/// The lock without a fence (lock_options::fence = false): SET NX PX ttl of the lock key and its
+/// PTTL, plain commands (unfenced_acquire_script).
+std::shared_ptr<script_call const> unfenced_acquire_call(std::string const& prefix,
+                                                         std::string const& name,
+                                                         std::string const& token,
+                                                         std::chrono::milliseconds ttl);
+
 /// PEXPIRE ttl of the lock key and of the fence key (ttl + fence_linger), if the token matches.
 std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::string const& name,
                                                std::string const& token,

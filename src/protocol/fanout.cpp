@@ -1,6 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "protocol/fanout.hpp"
 
+#include "sansio/unfenced_reply.hpp"
+
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -36,7 +38,7 @@ vote classify(script const& code, node_result& r)
    bool const acquire = code.role == script_role::acquire;
    error_code ec;
    if (acquire) {
-      ec = parse_acquire(r.reply.resp, r.acquire);
+      ec = parse_acquire(code, r.reply.resp, r.acquire);
    } else if (code.batched) {
       // A fan-out extends one lease (the watchdog's batches settle apart, see watchdog.cpp).
       std::vector<ownership> one;

@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "sansio/replicas.hpp"
+#include "sansio/unfenced_reply.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -57,7 +58,7 @@ bool granted(script const& code, boost::redis::generic_response const& r)
 {
    if (code.role == script_role::acquire) {
       acquire_reply a;
-      return !parse_acquire(r, a) && a.acquired;
+      return !parse_acquire(code, r, a) && a.acquired;
    }
    // A lease kind's extend script renews one lease and answers one integer.
    if (!code.batched) {

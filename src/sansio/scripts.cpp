@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "sansio/scripts.hpp"
+#include "sansio/unfenced_reply.hpp"
 
 #include <openssl/sha.h>
 
@@ -45,6 +46,12 @@ bool is_noscript(boost::redis::generic_response const& r)
    return r.has_error() && r.error().diagnostic.starts_with("NOSCRIPT");
 }
 
+script const& unfenced_acquire_script()
+{
+   static script const s{"unfenced acquire", {}, {}, script_role::acquire, false, true};
+   return s;
+}
+
 error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply& out)
 {
    if (r.has_error())
@@ -66,6 +73,23 @@ error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply&
    out.holder = named ? nodes[3].value : std::string{};
    out.fence = out.acquired ? value : 0;
    out.pttl = std::chrono::milliseconds{out.acquired ? 0 : value};
+   return {};
+}
+
+error_code parse_unfenced_acquire(boost::redis::generic_response const& r, acquire_reply& out)
+{
+   if (r.has_error() || r.value().empty() || r.value().size() > 2)
+      return error::unexpected_reply;
+   auto const& nodes = r.value();
+   std::int64_t pttl = -1;
+   auto const& set = nodes[0];
+   bool const taken = set.data_type == type::simple_string && set.value == "OK";
+   if ((!taken && set.data_type != type::null) || set.depth != 0 ||
+       (nodes.size() == 2 && (nodes[1].depth != 0 || !is_integer(nodes[1], pttl))))
+      return error::unexpected_reply;
+   out = acquire_reply{};
+   out.acquired = taken;
+   out.pttl = std::chrono::milliseconds{taken ? 0 : pttl == -2 ? 0 : pttl};
    return {};
 }
 

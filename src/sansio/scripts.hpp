@@ -32,6 +32,9 @@ struct script {
    // 1, 0 or -1 (extend_script(), parse_ownerships), which the watchdog batches. The lease
    // kinds' extend scripts renew one lease and answer one integer (parse_ownership).
    bool batched = false;
+   // Not a Lua script: plain commands, sent as they are, never by EVALSHA, so never answered
+   // NOSCRIPT (the unfenced acquire, unfenced_acquire_script()).
+   bool plain = false;
 };
 
 /// acquire.lua: SET NX PX of the lock key and a fencing token, `{1, fence}`, or `{0, PTTL}`. The
@@ -42,6 +45,11 @@ script const& acquire_script();
 /// quorum_acquire.lua: the same for RedLock, with the fence max(last + 1, server time in µs) on
 /// each node, so that the highest fence of any quorum rises with the servers' clocks.
 script const& quorum_acquire_script();
+
+/// Not a script: `SET lock-key token NX PX ttl` and `PTTL lock-key` in one request, the lock
+/// without a fence (lock_options::fence = false). Its calls take the lock key and the token and
+/// ttl (ms), and its reply parses as an acquire script's (parse_acquire), with fence 0.
+script const& unfenced_acquire_script();
 
 /// release.lua: deletes the key and publishes the release if it holds the token: 1; 0 when
 /// another token holds it; -1 when there is no key (it expired).
@@ -80,7 +88,9 @@ std::string server_error(boost::redis::generic_response const& r);
 bool is_noscript(boost::redis::generic_response const& r);
 
 /// Parses the acquire script's reply. error::unexpected_reply for a server error or a malformed
-/// reply.
+/// reply, the unfenced acquire's among them: its plain commands answer in a shape of their own,
+/// read by parse_unfenced_acquire (sansio/unfenced_reply.hpp); the fan-out and the replica check
+/// pick the parser by the call's script::plain.
 error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply& out);
 
 /// Parses the release script's reply. error::unexpected_reply for a server error or a malformed

@@ -60,6 +60,16 @@ void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
    req.push_range(cmd, code, all.begin(), all.end());
 }
 
+// The unfenced acquire (unfenced_acquire_script): the lock key's SET NX PX and, unless under
+// ASKING (which covers one command only), its PTTL, for a waiter that does not get it.
+void push_set_nx(redis::request& req, std::vector<std::string> const& keys,
+                 std::vector<std::string> const& args, bool with_pttl)
+{
+   req.push("SET", keys.at(0), args.at(0), "NX", "PX", args.at(1));
+   if (with_pttl)
+      req.push("PTTL", keys[0]);
+}
+
 }  // namespace
 
 script_call::script_call(script const& s, std::vector<std::string> k, std::vector<std::string> a)
@@ -67,11 +77,16 @@ script_call::script_call(script const& s, std::vector<std::string> k, std::vecto
     , keys{std::move(k)}
     , args{std::move(a)}
 {
-   push_eval(by_sha, "EVALSHA", s.sha1, keys, args);
+   if (s.plain)
+      push_set_nx(by_sha, keys, args, true);
+   else
+      push_eval(by_sha, "EVALSHA", s.sha1, keys, args);
 }
 
 boost::redis::request const& script_call::by_text() const
 {
+   if (code->plain)
+      return by_sha;  // never NOSCRIPT
    if (!by_text_) {
       by_text_.emplace();
       push_eval(*by_text_, "EVAL", code->text, keys, args);
@@ -268,8 +283,11 @@ redis::request const& redis_node::request_for(pending_eval& p, bool by_text) con
       p.built.emplace();
       p.built->push("ASKING");
       auto const& c = *p.call;
-      push_eval(*p.built, by_text ? "EVAL" : "EVALSHA", by_text ? c.code->text : c.code->sha1,
-                c.keys, c.args);
+      if (c.code->plain)
+         push_set_nx(*p.built, c.keys, c.args, false);
+      else
+         push_eval(*p.built, by_text ? "EVAL" : "EVALSHA", by_text ? c.code->text : c.code->sha1,
+                   c.keys, c.args);
    } else {
       p.built = script;
    }

@@ -1,7 +1,8 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // Mutual exclusion under the shape that once broke it (issue 16, see support/contention.hpp):
 // 4 clients x 8 coroutines x 4 names, on 1 and on 5 nodes, for both strategies, with at least
-// 20,000 cycles per run and no fault injected, so that every error counts.
+// 20,000 cycles per run and no fault injected, so that every error counts; and the lock without
+// a fence (issue 27) on both.
 #include "support/contention_checks.hpp"
 #include "support/fixture.hpp"
 #include "support/redis_server.hpp"
@@ -41,6 +42,16 @@ BOOST_AUTO_TEST_CASE(five_nodes_subscribe)
 BOOST_AUTO_TEST_CASE(five_nodes_spin)
 {
    contend_on(5, {.spin = true}, "5 nodes, spin 2 ms");
+}
+
+// The lock without a fence (lock_options::fence = false): a plain SET NX, the same releases.
+BOOST_AUTO_TEST_CASE(one_node_unfenced)
+{
+   contend_on(1, {.fence = false}, "1 node, subscribe, unfenced");
+}
+BOOST_AUTO_TEST_CASE(five_nodes_unfenced)
+{
+   contend_on(5, {.fence = false}, "5 nodes, subscribe, unfenced");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

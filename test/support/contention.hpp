@@ -37,6 +37,7 @@ struct contention_shape {
    std::chrono::seconds budget{240};  // or when this time has passed (TSan runs are slow)
    std::chrono::microseconds max_hold{500};  // each holder holds for a uniform 0..max_hold
    bool spin = false;                        // spin{2 ms, 2 ms} instead of subscribe
+   bool fence = true;                        // lock_options::fence
    std::chrono::milliseconds node_timeout{1000};
    std::string names_prefix = {};  // the names are names_prefix + 0..names-1; empty: a fresh one
 };
@@ -77,6 +78,7 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
    asio::steady_timer hold{co_await asio::this_coro::executor};
    // A TTL that leaves the watchdog room to renew with the 1 s node timeout (lock_options::renew).
    auto opts = lock_options{.ttl = std::chrono::seconds{5}, .wait = std::chrono::seconds{5}};
+   opts.fence = s.fence;
    if (s.spin)
       opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2},
                                           .jitter = std::chrono::milliseconds{2}};
@@ -91,7 +93,8 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
       }
       if (++st.occupancy[k] > 1)
          ++t.overlaps;
-      if (l.fencing_token() <= st.last_fence[k])
+      // An unfenced lease has no token (0) to compare.
+      if (s.fence && l.fencing_token() <= st.last_fence[k])
          ++t.inversions;
       st.last_fence[k] = std::max(st.last_fence[k], l.fencing_token());
       hold.expires_after(

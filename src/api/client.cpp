@@ -4,6 +4,12 @@
 
 #include "core/client_core.hpp"
 #include "core/spawn.hpp"
+#include "protocol/inspect.hpp"
+#include "sansio/validate.hpp"
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 
 namespace locksmith {
 namespace asio = boost::asio;
@@ -96,6 +102,25 @@ void client::async_close_impl(done_handler h)
          [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
             std::move(h)(e ? code_of(e) : ec);
          });
+}
+
+void client::async_inspect_impl(std::string name, inspect_handler h)
+{
+   error_code refused = core_->config_error();
+   if (!refused)
+      refused = detail::validate_name(name);
+   if (!refused && core_->stopped())
+      refused = asio::error::operation_aborted;
+   if (refused) {
+      // Never complete inside the initiating call: post, then the handler's own executor.
+      return asio::post(core_->executor(), [h = std::move(h), refused]() mutable {
+         auto ex = asio::get_associated_executor(h);
+         asio::dispatch(
+            ex, [h = std::move(h), refused]() mutable { std::move(h)(refused, inspection{}); });
+      });
+   }
+   detail::start_inspect(core_->executor(), core_->nodes(), core_->settings().prefix,
+                         std::move(name), core_->settings().node_timeout, std::move(h));
 }
 
 }  // namespace locksmith

@@ -34,13 +34,12 @@ struct answer {
    std::string err;
 };
 
-// `locksmith status --redis URL... --key KEY --node-timeout 1s [extra...]`
+// `locksmith status --redis URL... --key KEY --node-timeout TIMEOUT [extra...]`
 answer status(std::vector<std::string> const& urls, std::string const& key,
-              std::vector<std::string> const& extra = {})
+              std::vector<std::string> const& extra = {}, std::string const& timeout = "1s")
 {
    auto args = with_nodes({"status"}, urls);
-   for (auto const& a :
-        {std::string{"--key"}, key, std::string{"--node-timeout"}, std::string{"1s"}})
+   for (auto const& a : {std::string{"--key"}, key, std::string{"--node-timeout"}, timeout})
       args.push_back(a);
    args.insert(args.end(), extra.begin(), extra.end());
    cli_process p{args};
@@ -174,7 +173,7 @@ BOOST_AUTO_TEST_CASE(every_kind_on_five_nodes, *utf::timeout(300))
    auto const key = unique_key();
    for (int i = 2; i < 5; ++i)
       servers[i]->pause();
-   auto const a = status(urls, key, {"--node-timeout", "200ms"});
+   auto const a = status(urls, key, {}, "200ms");
    for (int i = 2; i < 5; ++i)
       servers[i]->resume();
    BOOST_TEST(a.code == 69, a.out << a.err);

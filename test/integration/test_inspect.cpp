@@ -4,6 +4,7 @@
 // on 5 nodes and on a Redis Cluster; too few nodes answering; bad input.
 #include "cluster_fixture.hpp"
 #include "support/integration.hpp"
+#include "support/server_checks.hpp"
 
 #include "protocol/kind_calls.hpp"
 
@@ -85,10 +86,12 @@ asio::awaitable<void> lock_and_fair(asio::io_context& ioc, locksmith::client& a,
    auto h = co_await a.async_lock(fair, {.ttl = 20s, .fair = true});
    lease theirs;
    event got{ioc};
-   tasks.spawn([&]() -> asio::awaitable<void> {
+   // Parameters, not captures: the lambda is gone once spawn returns, its frame is not.
+   tasks.spawn([](locksmith::client& b, std::string fair, lease& theirs,
+                  event& got) -> asio::awaitable<void> {
       theirs = co_await b.async_lock(fair, {.ttl = 20s, .wait = 20s, .fair = true});
       got.set();
-   }());
+   }(b, fair, theirs, got));
    in = co_await inspect_until(a, fair, [&](auto const& i) {
       return i.kind == lock_kind::fair &&
              nodes_showing(i, [](auto const& n) { return n.waiters.size() == 1u; }) >= i.quorum;
@@ -147,10 +150,11 @@ asio::awaitable<void> read_write(asio::io_context& ioc, locksmith::client& a, lo
    // A writer waits: the marker shows.
    lease w;
    event got{ioc};
-   tasks.spawn([&]() -> asio::awaitable<void> {
-      w = co_await locksmith::async_write_lock(b, name, {.ttl = 20s, .wait = 20s});
-      got.set();
-   }());
+   tasks.spawn(
+      [](locksmith::client& b, std::string name, lease& w, event& got) -> asio::awaitable<void> {
+         w = co_await locksmith::async_write_lock(b, name, {.ttl = 20s, .wait = 20s});
+         got.set();
+      }(b, name, w, got));
    in = co_await inspect_until(a, name, [](auto const& i) {
       return nodes_showing(i, [](auto const& n) { return n.writer_waiting; }) >= i.quorum;
    });
@@ -184,7 +188,7 @@ void every_kind(asio::io_context& ioc, locksmith::config const& cfg)
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(inspect, server_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(inspect_single, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(every_kind_on_one_node)
 {

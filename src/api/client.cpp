@@ -106,21 +106,27 @@ void client::async_close_impl(done_handler h)
 
 void client::async_inspect_impl(std::string name, inspect_handler h)
 {
-   error_code refused = core_->config_error();
-   if (!refused)
-      refused = detail::validate_name(name);
-   if (!refused && core_->stopped())
-      refused = asio::error::operation_aborted;
-   if (refused) {
-      // Never complete inside the initiating call: post, then the handler's own executor.
-      return asio::post(core_->executor(), [h = std::move(h), refused]() mutable {
-         auto ex = asio::get_associated_executor(h);
-         asio::dispatch(
-            ex, [h = std::move(h), refused]() mutable { std::move(h)(refused, inspection{}); });
-      });
-   }
-   detail::start_inspect(core_->executor(), core_->nodes(), core_->settings().prefix,
-                         std::move(name), core_->settings().node_timeout, std::move(h));
+   // On the client's executor, like every operation (enter, core/spawn.hpp): the nodes and the
+   // stopped flag live there.
+   enter(core_->executor(), std::move(h),
+         [core = core_, name = std::move(name)](inspect_handler h) mutable {
+            error_code refused = core->config_error();
+            if (!refused)
+               refused = detail::validate_name(name);
+            if (!refused && core->stopped())
+               refused = asio::error::operation_aborted;
+            if (!refused)
+               return detail::start_inspect(core->executor(), core->nodes(),
+                                            core->settings().prefix, std::move(name),
+                                            core->settings().node_timeout, std::move(h));
+            // Never complete inside the initiating call: post, then the handler's executor.
+            asio::post(core->executor(), [h = std::move(h), refused]() mutable {
+               auto ex = asio::get_associated_executor(h);
+               asio::dispatch(ex, [h = std::move(h), refused]() mutable {
+                  std::move(h)(refused, inspection{});
+               });
+            });
+         });
 }
 
 }  // namespace locksmith

@@ -46,6 +46,8 @@ constexpr char const* exit_codes_help = R"(Exit status:
 )";
 
 constexpr char const* synopsis = R"(
+  locksmith status [--redis URL]... --key K [--json] [--node-timeout 1s]
+                   [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
                  [--fair | --permits N | --shared | --exclusive] [--wait-replicas N]
@@ -153,25 +155,11 @@ void add_lock_options(CLI::App& exec, exec_args& a)
       ->capture_default_str();
 }
 
-void add_tls_options(CLI::App& exec, exec_args& a)
-{
-   exec
-      .add_option("--tls-ca", a.tls_ca,
-                  "rediss://: PEM file of the CAs to trust (default: the system's store)")
-      ->type_name("FILE");
-   exec
-      .add_option("--tls-cert", a.tls_cert,
-                  "rediss://: PEM file of the client certificate (mutual TLS); needs --tls-key")
-      ->type_name("FILE");
-   exec.add_option("--tls-key", a.tls_key, "rediss://: PEM file of the client certificate's key")
-      ->type_name("FILE");
-}
-
 void add_exec_options(CLI::App& exec, exec_args& a)
 {
    exec.positionals_at_end();  // everything from CMD on belongs to CMD, even without "--"
    add_lock_options(exec, a);
-   add_tls_options(exec, a);
+   add_tls_options(exec, a.tls_ca, a.tls_cert, a.tls_key);
    exec
       .add_option("--grace", a.grace,
                   "Lease lost: time from SIGTERM to SIGKILL of CMD, at most 24h; "
@@ -204,7 +192,20 @@ void add_exec_options(CLI::App& exec, exec_args& a)
 
 }  // namespace
 
-std::optional<int> parse_command_line(int argc, char** argv, exec_args& a)
+void add_tls_options(CLI::App& cmd, std::string& ca, std::string& cert, std::string& key)
+{
+   cmd.add_option("--tls-ca", ca,
+                  "rediss://: PEM file of the CAs to trust (default: the system's store)")
+      ->type_name("FILE");
+   cmd.add_option("--tls-cert", cert,
+                  "rediss://: PEM file of the client certificate (mutual TLS); needs --tls-key")
+      ->type_name("FILE");
+   cmd.add_option("--tls-key", key, "rediss://: PEM file of the client certificate's key")
+      ->type_name("FILE");
+}
+
+std::optional<int> parse_command_line(int argc, char** argv, exec_args& a, status_args& st,
+                                      bool& status)
 {
    CLI::App app{std::string{"locksmith: a distributed flock. "
                             "Runs a command while holding a lock kept in Redis.\n"} +
@@ -214,15 +215,18 @@ std::optional<int> parse_command_line(int argc, char** argv, exec_args& a)
    auto* exec = app.add_subcommand("exec", "Run CMD while holding the lock K, then release it");
    exec->footer(std::string{exec_notes} + exit_codes_help);
    add_exec_options(*exec, a);
+   auto* stat = add_status_command(app, st);
    try {
       app.parse(argc, argv);
    } catch (CLI::CallForHelp const& e) {
       return app.exit(e);
    } catch (CLI::ParseError const& e) {
-      std::cerr << "locksmith: " << e.what() << " (see locksmith exec --help)\n";
+      std::cerr << "locksmith: " << e.what() << " (see locksmith "
+                << (stat->parsed() ? "status" : "exec") << " --help)\n";
       return ex_usage;
    }
-   if (!exec->parsed()) {
+   status = stat->parsed();
+   if (!exec->parsed() && !status) {
       std::cerr << app.help();
       return ex_usage;
    }

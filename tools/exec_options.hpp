@@ -4,6 +4,8 @@
 #ifndef LOCKSMITH_TOOLS_EXEC_OPTIONS_HPP
 #define LOCKSMITH_TOOLS_EXEC_OPTIONS_HPP
 
+#include "status.hpp"
+
 #include <locksmith/config.hpp>
 #include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
@@ -62,9 +64,20 @@ struct exec_settings {
    std::chrono::milliseconds grace{};  // SIGTERM to SIGKILL once the lease is lost
 };
 
-/// Parses the command line into `a`. Returns an exit code when there is nothing to run (help,
-/// usage error), having printed what to print.
-std::optional<int> parse_command_line(int argc, char** argv, exec_args& a);
+/// Parses the command line into `a` (exec) or `st` (status, which sets `status`). Returns an
+/// exit code when there is nothing to run (help, usage error), having printed what to print.
+std::optional<int> parse_command_line(int argc, char** argv, exec_args& a, status_args& st,
+                                      bool& status);
+
+/// The options --tls-ca, --tls-cert and --tls-key of a subcommand.
+void add_tls_options(CLI::App& cmd, std::string& ca, std::string& cert, std::string& key);
+
+/// What a --redis URL may look like, for the message about a malformed one.
+inline constexpr char const* url_forms =
+   "redis://[user[:password]@]host[:port][/db], rediss://... or "
+   "redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] or "
+   "redis+cluster://[user[:password]@]host[:port][,host[:port]] "
+   "(rediss+sentinel:// and rediss+cluster:// are not supported)";
 
 /// Checks the options and turns them into settings, or throws usage_error.
 exec_settings to_settings(exec_args& a);

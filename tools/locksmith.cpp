@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 //
-// locksmith: a distributed flock. Runs a command while holding a lock kept in Redis.
+// locksmith: a distributed flock. Runs a command while holding a lock kept in Redis; `locksmith
+// status` shows who holds a lock (tools/status.cpp).
 //
 //   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
 //                  [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
@@ -235,11 +236,7 @@ asio::awaitable<int> lock_and_run(session& s, exec_args const& a, exec_settings 
 {
    locksmith::client client{co_await asio::this_coro::executor, set.cfg};
    if (client.config_error()) {
-      std::cerr << "locksmith: malformed --redis URL: expected "
-                   "redis://[user[:password]@]host[:port][/db], rediss://... or "
-                   "redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] or "
-                   "redis+cluster://[user[:password]@]host[:port][,host[:port]] "
-                   "(rediss+sentinel:// and rediss+cluster:// are not supported)\n";
+      std::cerr << "locksmith: malformed --redis URL: expected " << url_forms << "\n";
       co_return ex_usage;
    }
    print_warnings(a, set);
@@ -284,8 +281,12 @@ int main(int argc, char** argv)
    // Before anything of ours is open: these descriptors are our parent's, for CMD to inherit.
    auto inherited_fds = cli::open_descriptors();
    exec_args a;
-   if (auto code = parse_command_line(argc, argv, a))
+   status_args st;
+   bool status = false;
+   if (auto code = parse_command_line(argc, argv, a, st, status))
       return *code;
+   if (status)
+      return run_status(std::move(st));
    try {
       auto set = to_settings(a);
       return run(a, std::move(set), std::move(inherited_fds));

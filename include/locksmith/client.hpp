@@ -4,6 +4,7 @@
 
 #include <locksmith/config.hpp>
 #include <locksmith/error.hpp>
+#include <locksmith/inspection.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/metrics.hpp>
@@ -270,6 +271,34 @@ public:
                                                                             token, &l, ttl, &diag);
    }
 
+   /// Reads what the servers know of the name, whatever primitive holds it: on each node its
+   /// kind, holders (with their time left), the last fencing token, a fair lock's queued
+   /// waiters and a read-write lock's waiting writer; and the quorum's view: whether a quorum of
+   /// nodes shows a holder, and which. One read-only script call per node, all at once, each
+   /// within config::node_timeout; it writes nothing, votes on nothing, and does not wait for
+   /// the name. What it reports may have changed by the time it completes: it is for operators
+   /// and diagnostics (`locksmith status`), never a way to decide whether to lock.
+   ///
+   /// Signature: `void(error_code, inspection)`. Errors:
+   /// @li error::invalid_argument: an empty name, or one longer than max_key_size, or a bad
+   ///     config; the inspection is then empty.
+   /// @li error::quorum_unreachable: fewer than a quorum of nodes answered; the inspection holds
+   ///     what those that answered said, and each other node's error.
+   /// @li error::auth_failed, error::tls_failed, error::unexpected_reply: as quorum_unreachable,
+   ///     when a node that did not answer failed so (refused credentials or rights, a failed TLS
+   ///     handshake, an error reply such as NOPERM for a script command).
+   ///
+   /// Cancellation: terminal, partial and total are accepted and do the same: the operation
+   /// completes at once with operation_aborted. It has no side effect to undo: the reads in
+   /// flight are ignored.
+   template <boost::asio::completion_token_for<void(error_code, inspection)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_inspect(std::string_view name, CompletionToken&& token = {})
+   {
+      return boost::asio::async_initiate<CompletionToken, void(error_code, inspection)>(
+         inspect_initiation{this}, token, std::string{name});
+   }
+
 private:
    template <class CompletionToken>
    auto initiate_lock(CompletionToken& token, std::string_view name, lock_options const& opts,
@@ -286,6 +315,8 @@ private:
    void async_unlock_impl(lease* l, report* diag, done_handler h);
    void async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h);
    void async_close_impl(done_handler h);
+   using inspect_handler = boost::asio::any_completion_handler<void(error_code, inspection)>;
+   void async_inspect_impl(std::string name, inspect_handler h);
 
    // Named initiations expose get_executor(), so that asio::cancel_after works. Each hands its
    // arguments and the type-erased handler to the member that starts the operation, which
@@ -305,6 +336,7 @@ private:
    using unlock_initiation = initiation<done_handler, &client::async_unlock_impl>;
    using extend_initiation = initiation<done_handler, &client::async_extend_impl>;
    using close_initiation = initiation<done_handler, &client::async_close_impl>;
+   using inspect_initiation = initiation<inspect_handler, &client::async_inspect_impl>;
 
    friend std::shared_ptr<detail::client_core> const& detail::core_of(client const&) noexcept;
    std::shared_ptr<detail::client_core> core_;

@@ -6,6 +6,7 @@
 #include <locksmith/client.hpp>
 #include <locksmith/config.hpp>
 #include <locksmith/error.hpp>
+#include <locksmith/inspection.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/logger.hpp>

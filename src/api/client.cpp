@@ -4,6 +4,12 @@
 
 #include "core/client_core.hpp"
 #include "core/spawn.hpp"
+#include "protocol/inspect.hpp"
+#include "sansio/validate.hpp"
+
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/post.hpp>
 
 namespace locksmith {
 namespace asio = boost::asio;
@@ -95,6 +101,31 @@ void client::async_close_impl(done_handler h)
    spawn(core_->executor(), core_->close(core_->settings().close_timeout), std::move(h),
          [core = core_](done_handler h, std::exception_ptr e, error_code ec) {
             std::move(h)(e ? code_of(e) : ec);
+         });
+}
+
+void client::async_inspect_impl(std::string name, inspect_handler h)
+{
+   // On the client's executor, like every operation (enter, core/spawn.hpp): the nodes and the
+   // stopped flag live there.
+   enter(core_->executor(), std::move(h),
+         [core = core_, name = std::move(name)](inspect_handler h) mutable {
+            error_code refused = core->config_error();
+            if (!refused)
+               refused = detail::validate_name(name);
+            if (!refused && core->stopped())
+               refused = asio::error::operation_aborted;
+            if (!refused)
+               return detail::start_inspect(core->executor(), core->nodes(),
+                                            core->settings().prefix, std::move(name),
+                                            core->settings().node_timeout, std::move(h));
+            // Never complete inside the initiating call: post, then the handler's executor.
+            asio::post(core->executor(), [h = std::move(h), refused]() mutable {
+               auto ex = asio::get_associated_executor(h);
+               asio::dispatch(ex, [h = std::move(h), refused]() mutable {
+                  std::move(h)(refused, inspection{});
+               });
+            });
          });
 }
 

@@ -111,6 +111,7 @@ public:
    config const& settings() const noexcept { return ctx_.cfg; }
    error_code config_error() const noexcept { return ctx_.config_error; }
    bool stopped() const noexcept { return ctx_.stopped; }
+   std::vector<std::shared_ptr<node>> const& nodes() const noexcept { return ctx_.nodes; }
 
 private:
    // The acquisition as a coroutine: from the start, or (`first`) after a first try that lock()

@@ -2,6 +2,7 @@
 // The scripts of every lease kind, as the build embeds them from src/scripts/*.lua
 // (cmake/embed_scripts.cmake, which also computes their SHA-1s and makes their sharded twins):
 // here each gets its name, role and shape.
+#include "sansio/inspection.hpp"
 #include "sansio/scripts.hpp"
 #include "sansio/set_scripts.hpp"
 
@@ -47,6 +48,7 @@ enum class id : std::size_t {
    reentrant_acquire,
    reentrant_extend,
    reentrant_release,
+   inspect,
    count
 };
 
@@ -72,6 +74,7 @@ catalog_type const& catalog()
       make("reentrant acquire", lua::reentrant_acquire, acquire),
       make("reentrant extend", lua::reentrant_extend, extend),
       make("reentrant release", lua::reentrant_release, release),
+      make("inspect", lua::inspect, read),
    };
    return all;
 }
@@ -138,6 +141,11 @@ script const& reentrant_extend_script()
 script const& reentrant_release_script()
 {
    return of(id::reentrant_release);
+}
+
+script const& inspect_script()
+{
+   return of(id::inspect);
 }
 
 std::array<script const*, 4> all_scripts()

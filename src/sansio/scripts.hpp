@@ -17,8 +17,9 @@ namespace locksmith::detail {
 
 /// What a script does, whichever variant it is. The lease kinds' scripts (the semaphore's, the
 /// read-write lock's, the reentrant lock's) have the same roles and answer in the same shapes:
-/// an acquire `{1, fence}` or `{0, PTTL}`, a release 1, 0 or -1.
-enum class script_role { acquire, release, extend };
+/// an acquire `{1, fence}` or `{0, PTTL}`, a release 1, 0 or -1. A read (inspect.lua) writes
+/// nothing and votes on nothing.
+enum class script_role { acquire, release, extend, read };
 
 /// A Lua script and its SHA-1, for EVALSHA. Each script is a whole file of src/scripts/, whose
 /// header gives its KEYS, ARGV and replies; the build embeds it (cmake/embed_scripts.cmake) and

@@ -169,7 +169,8 @@ std::vector<script_row> rows_of(std::initializer_list<std::vector<script_row> (*
 std::vector<script_row> const& script_rows()
 {
    static std::vector<script_row> const all =
-      rows_of({script_rows_of_the_lock, script_rows_of_the_kinds, script_rows_of_the_fair_lock});
+      rows_of({script_rows_of_the_lock, script_rows_of_the_kinds, script_rows_of_the_fair_lock,
+               script_rows_of_inspect});
    return all;
 }
 

@@ -72,11 +72,13 @@ struct script_row {
 };
 
 /// Every row: the lock's scripts (script_rows_lock.cpp), the semaphore's, the writer's and the
-/// reentrant lock's (script_rows_kinds.cpp) and the fair lock's (script_rows_fair.cpp).
+/// reentrant lock's (script_rows_kinds.cpp), the fair lock's (script_rows_fair.cpp) and the
+/// inspection's (script_rows_inspect.cpp).
 std::vector<script_row> const& script_rows();
 std::vector<script_row> script_rows_of_the_lock();
 std::vector<script_row> script_rows_of_the_kinds();
 std::vector<script_row> script_rows_of_the_fair_lock();
+std::vector<script_row> script_rows_of_inspect();
 
 /// The rows of the parts in turn; `real_only`, when given, for each row that gives none (the
 /// parts of scripts that fake_store does not model).

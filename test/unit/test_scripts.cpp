@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
    auto all = every_script();
    for (auto const* s : every_sharded_script())
       all.push_back(s);
-   BOOST_TEST(all.size() == 18u);
+   BOOST_TEST(all.size() == 19u);
    for (auto const* s : all) {
       BOOST_TEST_CONTEXT("script " << s->name)
       {

@@ -19,6 +19,7 @@ inline constexpr char const* recipe_lock = "The lock";
 inline constexpr char const* recipe_primitives = "Every primitive";
 inline constexpr char const* recipe_sentinel = "Sentinel";
 inline constexpr char const* recipe_cluster = "Redis Cluster";
+inline constexpr char const* recipe_inspecting = "Inspecting";
 inline constexpr char const* recipe_wait_replicas = "`config::wait_replicas`";
 inline constexpr char const* recipe_database = "A database other than 0";
 

@@ -36,15 +36,22 @@ std::string as_user(std::string url, std::string const& user)
    return url;
 }
 
-// What the server's ACL LOG holds (reason and object of each denial); empty when nothing was
-// denied.
+// What the server's ACL LOG holds, one "user: reason object;" per denial; empty when nothing
+// was denied.
 std::string denials(redis_server& s)
 {
    std::string out;
-   for (auto const& entry : s.command({"ACL", "LOG"}).elements)
-      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2)
-         if (entry.elements[i].str == "reason" || entry.elements[i].str == "object")
-            out += entry.elements[i + 1].str + " ";
+   for (auto const& entry : s.command({"ACL", "LOG"}).elements) {
+      std::string user, what;
+      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+         auto const& field = entry.elements[i].str;
+         if (field == "username")
+            user = entry.elements[i + 1].str;
+         else if (field == "reason" || field == "object")
+            what += " " + entry.elements[i + 1].str;
+      }
+      out += user + ":" + what + "; ";
+   }
    return out;
 }
 
@@ -166,8 +173,36 @@ BOOST_AUTO_TEST_CASE(every_primitive_works_through_its_recipe)
       }(),
       90s);
    auto const log = denials(srv);
-   // Only the lock-only user's refusal.
-   BOOST_TEST(log.find("locker") == std::string::npos, log);
+   // Only the lock-only user's refusals.
+   BOOST_TEST(log.find("lock-only:") != std::string::npos, log);
+   BOOST_TEST(log.find("locker:") == std::string::npos, log);
+}
+
+// "Inspecting": a held lock inspected through its recipe; the first recipe alone is refused.
+BOOST_AUTO_TEST_CASE(inspecting_works_through_its_recipe)
+{
+   add_user(srv, "locker", lt::acl_rules(password, {lt::recipe_inspecting}));
+   add_user(srv, "lock-only", lt::acl_rules(password));
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         locksmith::client a{ioc.get_executor(), test_config({as_user(srv.url(), "locker")})};
+         auto const name = unique_key();
+         auto l = co_await a.async_lock(name, opts);
+         auto [ec, seen] = co_await a.async_inspect(name, tuple);
+         BOOST_TEST(!ec, ec.message());
+         BOOST_TEST(seen.held());
+         locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
+         auto [bec, unseen] = co_await bare.async_inspect(name, tuple);
+         BOOST_TEST(bec == error::auth_failed, bec.message());
+         co_await a.async_unlock(l);
+         co_await a.async_close();
+         co_await bare.async_close(tuple);
+      }(),
+      60s);
+   auto const log = denials(srv);
+   BOOST_TEST(log.find("lock-only:") != std::string::npos, log);
+   BOOST_TEST(log.find("locker:") == std::string::npos, log);
 }
 
 // "A database other than 0": a lock on /3 lands there.

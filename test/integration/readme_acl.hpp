@@ -3,6 +3,7 @@
 // switched the restart quarantine off, and no test used it; issue 28: one recipe per use).
 #pragma once
 
+#include "support/redis_server.hpp"
 #include "support/server_version.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -73,6 +74,25 @@ inline std::vector<std::string> acl_rules(std::string const& password,
       rules.insert(rules.end(), r.begin(), r.end());
    }
    return rules;
+}
+
+// What the server's ACL LOG holds, one "user: reason object;" per denial; empty when nothing
+// was denied.
+inline std::string acl_denials(redis_server& s)
+{
+   std::string out;
+   for (auto const& entry : s.command({"ACL", "LOG"}).elements) {
+      std::string user, what;
+      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
+         auto const& field = entry.elements[i].str;
+         if (field == "username")
+            user = entry.elements[i + 1].str;
+         else if (field == "reason" || field == "object")
+            what += " " + entry.elements[i + 1].str;
+      }
+      out += user + ":" + what + "; ";
+   }
+   return out;
 }
 
 // `--user user rules...`: a redis_server argument list that creates the user at each start, so

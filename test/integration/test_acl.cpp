@@ -38,18 +38,6 @@ locksmith::config user_config(server_fixture& f, std::string const& user, std::s
       .nodes = {"redis://" + user + ":" + pass + "@127.0.0.1:" + std::to_string(f.srv.port())}};
 }
 
-// Denials the server logged (ACL LOG), for the failure message.
-std::string acl_log(server_fixture& f)
-{
-   auto const r = f.srv.command({"ACL", "LOG"});
-   std::string out;
-   for (auto const& entry : r.elements)
-      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2)
-         if (entry.elements[i].str == "reason" || entry.elements[i].str == "object")
-            out += entry.elements[i + 1].str + " ";
-   return out;
-}
-
 // One lock attempt with this config, with a long wait that a refusal must not wait out.
 error_code lock_once(server_fixture& f, locksmith::config cfg, locksmith::report& diag)
 {
@@ -97,7 +85,8 @@ BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
          BOOST_TEST(!wuec, wuec.message());
       }(),
       30s);
-   BOOST_TEST(acl_log(*this) == "", "denied: " << acl_log(*this));
+   BOOST_TEST(locksmith::test::acl_denials(srv) == "",
+              "denied: " << locksmith::test::acl_denials(srv));
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_password_fails_at_once_with_auth_failed)
@@ -187,7 +176,8 @@ BOOST_AUTO_TEST_CASE(a_single_node_needs_no_info)
    locksmith::report diag;
    auto const ec = lock_once(*this, user_config(*this, "no-info", password), diag);
    BOOST_TEST(!ec, ec.message() << " " << diag.message());
-   BOOST_TEST(acl_log(*this) == "", "denied: " << acl_log(*this));
+   BOOST_TEST(locksmith::test::acl_denials(srv) == "",
+              "denied: " << locksmith::test::acl_denials(srv));
 }
 
 // Issue 24, the safety case. 5 nodes, each with the documented user (the lock's recipe and that of

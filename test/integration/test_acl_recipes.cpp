@@ -36,25 +36,6 @@ std::string as_user(std::string url, std::string const& user)
    return url;
 }
 
-// What the server's ACL LOG holds, one "user: reason object;" per denial; empty when nothing
-// was denied.
-std::string denials(redis_server& s)
-{
-   std::string out;
-   for (auto const& entry : s.command({"ACL", "LOG"}).elements) {
-      std::string user, what;
-      for (std::size_t i = 0; i + 1 < entry.elements.size(); i += 2) {
-         auto const& field = entry.elements[i].str;
-         if (field == "username")
-            user = entry.elements[i + 1].str;
-         else if (field == "reason" || field == "object")
-            what += " " + entry.elements[i + 1].str;
-      }
-      out += user + ":" + what + "; ";
-   }
-   return out;
-}
-
 using acquire_result = std::tuple<error_code, lease>;
 using acquire_fn =
    std::function<asio::awaitable<acquire_result>(locksmith::client&, locksmith::report&)>;
@@ -172,7 +153,7 @@ BOOST_AUTO_TEST_CASE(every_primitive_works_through_its_recipe)
          BOOST_TEST(!cec, "close: " << cec.message());
       }(),
       90s);
-   auto const log = denials(srv);
+   auto const log = lt::acl_denials(srv);
    // Only the lock-only user's refusals.
    BOOST_TEST(log.find("lock-only:") != std::string::npos, log);
    BOOST_TEST(log.find("locker:") == std::string::npos, log);
@@ -200,7 +181,7 @@ BOOST_AUTO_TEST_CASE(inspecting_works_through_its_recipe)
          co_await bare.async_close(tuple);
       }(),
       60s);
-   auto const log = denials(srv);
+   auto const log = lt::acl_denials(srv);
    BOOST_TEST(log.find("lock-only:") != std::string::npos, log);
    BOOST_TEST(log.find("locker:") == std::string::npos, log);
 }
@@ -234,7 +215,7 @@ BOOST_AUTO_TEST_CASE(a_database_other_than_0_works_through_its_recipe)
          co_await b.async_close();
       }(),
       60s);
-   BOOST_TEST(denials(srv) == "", denials(srv));
+   BOOST_TEST(lt::acl_denials(srv) == "", lt::acl_denials(srv));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -277,7 +258,7 @@ BOOST_AUTO_TEST_CASE(sentinel_and_wait_replicas_work_through_their_recipes)
          }
       }(),
       90s);
-   BOOST_TEST(denials(group.master()) == "", denials(group.master()));
+   BOOST_TEST(lt::acl_denials(group.master()) == "", lt::acl_denials(group.master()));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
@@ -309,8 +290,8 @@ BOOST_AUTO_TEST_CASE(a_cluster_works_through_its_recipe)
       }(),
       120s);
    for (std::size_t i = 0; i < cluster.size(); ++i)
-      BOOST_TEST(denials(cluster.master(i)) == "",
-                 "master " << i << ": " << denials(cluster.master(i)));
+      BOOST_TEST(lt::acl_denials(cluster.master(i)) == "",
+                 "master " << i << ": " << lt::acl_denials(cluster.master(i)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -18,6 +18,9 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${LOCKSMITH_SERVERS_DIR:-$root/build/servers}
+# The compiler, make and libssl-dev (the servers are built with TLS) on a fresh machine; it
+# prints Boost's prefix, which is not needed here.
+"$root/scripts/bootstrap.sh" >/dev/null
 jobs=${LOCKSMITH_SERVERS_JOBS:-$(nproc)}
 all=(redis-7.0 redis-8.0 valkey-8.1 redis-6.0)
 

@@ -24,6 +24,7 @@ struct summary {
    percentiles cycle_us, handoff_us;
    std::size_t handoffs = 0;
    std::optional<double> commands_per_acquisition, requests_per_acquisition;
+   std::optional<double> failed_tries_per_acquisition;  // tries that lost (the herd), not raw
    std::optional<double> server_cpu_ms_per_1000;
    std::int64_t per_worker_min = 0, per_worker_max = 0;
    std::int64_t per_process_min = 0, per_process_max = 0;

@@ -107,7 +107,8 @@ struct process_result {
                                               // quorum_unreachable (start to end)
    std::int64_t failures = 0;                 // lock and unlock errors
    double cpu_ms = 0;                         // the process's user + system CPU while measuring
-   std::string first_error;                   // the first failure, to say why
+   std::int64_t tries = -1;  // the library's acquire tries while measuring (-1: not counted, raw)
+   std::string first_error;  // the first failure, to say why
 };
 
 /// Writes and reads a process_result on a pipe (binary, same executable on both ends).

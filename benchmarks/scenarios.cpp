@@ -202,12 +202,17 @@ asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
 asio::awaitable<void> watch_stop(process_ctx& c, std::vector<worker>& workers)
 {
    std::optional<double> cpu_start;
+   std::int64_t tries_start = 0;
    while (!stopping(c)) {
-      if (!cpu_start && measuring(c))
+      if (!cpu_start && measuring(c)) {
          cpu_start = cpu_ms_now();
+         tries_start = c.count_tries ? c.count_tries() : 0;
+      }
       co_await sleep_for(stop_poll);
    }
    c.result.cpu_ms = cpu_start ? cpu_ms_now() - *cpu_start : 0;
+   if (c.count_tries && cpu_start)
+      c.result.tries = c.count_tries() - tries_start;
    for (auto& w : workers)
       if (w.locking)
          w.cancel.emit(asio::cancellation_type::terminal);
@@ -225,9 +230,18 @@ asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& work
       fail(c, "bad configuration: " + cli.config_error().message());
       co_return;
    }
+   // Each try asks every node, and the first node counts every vote.
+   c.count_tries = [&cli] {
+      auto const m = cli.metrics();
+      if (m.votes.empty())
+         return std::int64_t{0};
+      auto const& v = m.votes.front();
+      return static_cast<std::int64_t>(v.yes + v.no + v.failed + v.none);
+   };
    co_await run_workers(c, workers, [&](worker& w) {
       return c.spec.sc == scenario::quorum ? quorum_worker(c, cli, w) : lock_worker(c, cli, w);
    });
+   c.count_tries = {};
    co_await cli.async_close(asio::as_tuple(asio::use_awaitable));
 }
 

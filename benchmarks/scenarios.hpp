@@ -28,6 +28,8 @@ struct process_ctx {
    boost::asio::io_context& io;
    process_result result;
    std::mt19937_64 random{std::random_device{}()};
+   // The library's acquire tries so far (a client's metrics), when its workers run.
+   std::function<std::int64_t()> count_tries{};
 };
 
 /// One worker: its global index (its slot in the shared block) and its lock name.

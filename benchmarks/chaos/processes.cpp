@@ -83,12 +83,15 @@ void kill_workers(std::vector<pid_t>& pids) noexcept
    pids.clear();
 }
 
+// A waiter's registration (:waiters) that a crash or a partition left is no orphan: it expires
+// by itself, within its holder's TTL and a second.
 long orphan_keys(std::string const& url)
 {
    auto const r = blocking_command(
       url, {"EVAL",
             "local n = 0 for _, k in ipairs(redis.call('KEYS', 'chaos:*')) do "
-            "if not string.find(k, ':fence$') and k ~= 'chaos:trusted-run' then n = n + 1 end "
+            "if not string.find(k, ':fence$') and k ~= 'chaos:trusted-run' and "
+            "not (string.find(k, ':waiters$') and redis.call('PTTL', k) > 0) then n = n + 1 end "
             "end return n",
             "0"});
    return r && !r->starts_with("-") ? std::stol(*r) : -1;

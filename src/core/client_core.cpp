@@ -195,7 +195,7 @@ void client_core::leave_slot(std::string const& name) noexcept
 lease client_core::grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
                          lease_kind const& kind)
 {
-   // Unfenced, a handover's script minted a fence all the same: the lease has none.
+   // Unfenced, a script's try (a handover's, a registered waiter's) mints none: the lease has none.
    auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token),
                                            opts.fence ? w.fence : 0, w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
@@ -279,6 +279,8 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
                                                .cancelled = false,
                                                .to_fanout = {},
                                                .callers = {}}};
+   if (!try_only && op->opts.wait.count() > 0)
+      op->a.wait_until = start + std::min<milliseconds>(op->opts.wait, forever);
    auto call =
       acquire_.begin(op->a, op->name, release_channel(ctx_.cfg.prefix, op->name), op->opts, kind);
    if (auto slot = asio::get_associated_cancellation_slot(op->h); slot.is_connected()) {

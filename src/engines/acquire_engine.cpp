@@ -28,6 +28,10 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // A waiter that cannot reach a quorum, or whose lock has no TTL, looks again this often.
 constexpr milliseconds probe_interval{100};
 
+// How long past a node timeout a waiter that leaves keeps sending its leave to a node that did
+// not answer; after that, its registration expires by itself (acquire.lua).
+constexpr milliseconds leave_for{1000};
+
 asio::awaitable<bool> cancelled()
 {
    auto cs = co_await asio::this_coro::cancellation_state;
@@ -74,12 +78,47 @@ std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string
    }
    a.seen = listener_.events(channel);
    a.t0 = clock::now();
-   // Without a fence, the plain SET NX; a handover must compare the key's token first, which
-   // only the script does (its fence is dropped: client_core::grant).
-   if (!opts.fence && kind.what == lease_kind::of::lock && !handed)
+   auto const entry = registration(a, channel, opts, kind);
+   // Without a fence, the plain SET NX; a handover or a registration needs the script, which
+   // then mints no fence.
+   if (!opts.fence && kind.what == lease_kind::of::lock && !handed && !entry)
       return unfenced_acquire_call(ctx_.cfg.prefix, name, a.token, opts.ttl);
    return acquire_call(kind, ctx_.cfg.prefix, name, a.token, opts.ttl, ctx_.nodes.size(),
-                       handed ? &handed->token : nullptr);
+                       handed ? &handed->token : nullptr, entry ? &*entry : nullptr, opts.fence);
+}
+
+std::optional<waiter_entry> acquire_engine::registration(attempt& a, std::string const& channel,
+                                                         lock_options const& opts,
+                                                         lease_kind const& kind)
+{
+   // Only a plain lock's waiter that a message wakes: a spinning one looks by itself, and a
+   // waiter that is not subscribed yet would miss the message naming it (it registers with the
+   // try that follows the confirmation).
+   bool const by_message = std::holds_alternative<wait_strategy::subscribe_t>(opts.strategy);
+   if (kind.what != lease_kind::of::lock || !by_message || !a.wait_until || *a.wait_until <= a.t0 ||
+       !listener_.confirmed(channel))
+      return std::nullopt;
+   if (a.waiter.empty()) {
+      a.waiter = random_token();
+      listener_.await_handoff(a.waiter);
+   }
+   bool const before = a.registered;
+   a.registered = true;
+   auto const life = std::chrono::ceil<milliseconds>(*a.wait_until - a.t0);
+   return waiter_entry{&a.waiter, life, before};
+}
+
+void acquire_engine::leave(std::string const& name, attempt& a)
+{
+   if (a.waiter.empty())
+      return;
+   listener_.forget_handoff(a.waiter);
+   // The release script takes a waiter's id out of the waiters (it never holds the key).
+   if (a.registered)
+      release_on(ctx_, name, a.waiter, std::vector<bool>(ctx_.nodes.size(), true),
+                 clock::now() + ctx_.cfg.node_timeout + leave_for);
+   a.waiter.clear();
+   a.registered = false;
 }
 
 std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::string const& name,
@@ -89,6 +128,7 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
    describe(a.r, ctx_.nodes, diag);
    if (a.ec) {
       give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);  // the SET may have landed
+      leave(name, a);
       return result{a.ec, {}};
    }
    ctx_.tel.votes("acquire", name, a.r, ctx_.nodes);
@@ -97,6 +137,9 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
       auto const drift = opts.drift.value_or(default_drift(opts.ttl));
       if (auto until = valid_until(a.t0, clock::now(), opts.ttl, drift)) {
          listener_.forget_handoff(a.token);
+         // The winning try took the waiter out where it won; elsewhere it leaves.
+         a.registered = !a.waiter.empty() && a.r.count(vote::yes) < ctx_.nodes.size();
+         leave(name, a);
          // A fair waiter's token was queued on every node, and any may have handed it the key.
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());
@@ -144,6 +187,22 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
    attempt a{};
    if (first)
       a = std::move(*first);
+   if (!no_wait)
+      a.wait_until = deadline;
+   // The waiter leaves at every way out, a throw included: a cancellation throws at the next
+   // co_await (Asio's default, which the loop's own checks come after).
+   struct leave_at_exit {
+      acquire_engine& e;
+      std::string const& name;
+      attempt& a;
+      ~leave_at_exit()
+      {
+         try {
+            e.leave(name, a);
+         } catch (...) {  // out of memory: its registration expires by itself
+         }
+      }
+   } const leaving{*this, name, a};
    auto const* spin = fair ? nullptr : std::get_if<wait_strategy::spin>(&opts.strategy);
    for (bool judged = first != nullptr;; judged = false) {
       if (!judged) {

@@ -7,6 +7,7 @@
 #define LOCKSMITH_SRC_ACQUIRE_ENGINE_HPP
 
 #include "engines/client_context.hpp"
+#include "protocol/calls.hpp"
 #include "protocol/fanout.hpp"
 #include "engines/local_queue.hpp"
 #include "engines/release_listener.hpp"
@@ -46,7 +47,8 @@ public:
       won lease;
    };
 
-   /// One try: its token, what it was sent at, and how the nodes answered.
+   /// One try: its token, what it was sent at, and how the nodes answered; and the waiter that
+   /// sends it, whose registration on the servers lets a release wake it alone (begin).
    struct attempt {
       std::string token;       // kept across tries by a fair waiter only
       std::uint64_t seen = 0;  // the name's release events when it went out
@@ -54,6 +56,10 @@ public:
       error_code ec;  // of the fan-out
       fanout_result r;
       error_code lost;  // why it lost, once judged (judge)
+      // Until when the caller waits for the lock (none: a try-lock); set by the caller.
+      std::optional<clock::time_point> wait_until;
+      std::string waiter;       // its id among the name's waiters, once a try registered it
+      bool registered = false;  // a try sent since may have registered it
    };
 
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
@@ -70,15 +76,22 @@ public:
                                           attempt* first = nullptr);
 
    /// Readies a try of `a` (a new token unless it has one, the events seen, its start) and
-   /// returns the call to send to every node; `channel` is the name's release channel.
+   /// returns the call to send to every node; `channel` is the name's release channel. A plain
+   /// lock's waiter that waits for release messages (subscribed: confirmed) registers with a try
+   /// that loses, so that the next release wakes one waiter, not every process (release.lua).
    std::shared_ptr<script_call const> begin(attempt& a, std::string const& name,
                                             std::string const& channel, lock_options const& opts,
                                             lease_kind const& kind,
                                             local_queue::handover const* handed = nullptr);
    /// Judges a try that came back: the result when it failed (what it may have taken is
-   /// released) or won in time; nothing when it lost, why in `a.lost`. Reports to `diag`.
+   /// released, and the waiter leaves) or won in time; nothing when it lost, why in `a.lost`.
+   /// Reports to `diag`.
    std::optional<result> judge(attempt& a, std::string const& name, lock_options const& opts,
                                report* diag, lease_kind const& kind);
+
+   /// A waiter that gives up takes its registration out of the name's waiters, in the
+   /// background (else a release could name it, and wake nobody).
+   void leave(std::string const& name, attempt& a);
 
 private:
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.
@@ -101,6 +114,10 @@ private:
    // after the next try would delete the key that try took.
    boost::asio::awaitable<bool> step_back(std::string const& name, std::string const& token,
                                           fanout_result const& r);
+
+   // The registration that a try of `a` carries, if any (begin).
+   std::optional<waiter_entry> registration(attempt& a, std::string const& channel,
+                                            lock_options const& opts, lease_kind const& kind);
 
    // Releases what the try of `token` may hold (a fair waiter's: on every node, where it is
    // queued), so that it never outlives `until`, and forgets the token.

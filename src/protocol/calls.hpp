@@ -16,14 +16,25 @@ namespace locksmith::detail {
 /// fences rising.
 inline constexpr std::chrono::milliseconds fence_linger{60'000};
 
+/// A waiter's registration among the name's waiters (acquire.lua), so that a release wakes it
+/// alone: its id (one per lock call, never a try's token), how long the registration may live at
+/// most (the time left of its wait), and whether an earlier try may have registered it.
+struct waiter_entry {
+   std::string const* id;
+   std::chrono::milliseconds life;
+   bool registered;
+};
+
 /// SET NX PX ttl of the lock key, then a fence minted from the fence key (kept ttl + fence_linger):
 /// by the fence key's counter on one node, by the servers' clocks with a `quorum` of several.
 /// With `takes_over`, a key that holds that token (a lease handed over in this process) counts as
-/// free.
-std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::string const& name,
-                                                std::string const& token,
-                                                std::chrono::milliseconds ttl, bool quorum,
-                                                std::string const* takes_over = nullptr);
+/// free. With `waiter`, a try that loses registers it, and one that wins takes it out. Without
+/// `fenced` (lock_options::fence = false, where a handover or a registration needs the script),
+/// no fence is minted and the reply's is 0.
+std::shared_ptr<script_call const>
+acquire_call(std::string const& prefix, std::string const& name, std::string const& token,
+             std::chrono::milliseconds ttl, bool quorum, std::string const* takes_over = nullptr,
+             waiter_entry const* waiter = nullptr, bool fenced = true);
 
 /// The lock without a fence (lock_options::fence = false): SET NX PX ttl of the lock key and its
 /// PTTL, plain commands (unfenced_acquire_script).
@@ -48,9 +59,11 @@ struct extension {
 std::shared_ptr<script_call const> extend_call(std::string const& prefix,
                                                std::span<extension const> leases);
 
-/// DEL of the lock key and a PUBLISH of the token on the release channel, if the token matches.
+/// DEL of the lock key and a PUBLISH on the release channel, if the token matches. With
+/// `waiters` (the plain lock's), the message names the registered waiter to wake (else it is the
+/// token, which wakes every one), and a waiter's id as the token takes it out of the waiters.
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
-                                                std::string const& token);
+                                                std::string const& token, bool waiters = true);
 
 }  // namespace locksmith::detail
 

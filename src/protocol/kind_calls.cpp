@@ -67,10 +67,11 @@ std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes)
 std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token,
                                                 milliseconds ttl, std::size_t nodes,
-                                                std::string const* takes_over)
+                                                std::string const* takes_over,
+                                                waiter_entry const* waiter, bool fenced)
 {
    if (kind.what == of::lock)
-      return acquire_call(prefix, name, token, ttl, nodes > 1, takes_over);
+      return acquire_call(prefix, name, token, ttl, nodes > 1, takes_over, waiter, fenced);
    if (kind.what == of::reentrant)
       return reentrant_call(reentrant_acquire_script(), kind, prefix, name, token, ttl);
    if (kind.what == of::fair)
@@ -120,7 +121,7 @@ std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::str
                                                 std::string const& name, std::string const& token)
 {
    if (kind.what == of::lock || kind.what == of::write)
-      return release_call(prefix, name, token);
+      return release_call(prefix, name, token, kind.what == of::lock);
    if (kind.what == of::fair)
       return std::make_shared<script_call>(
          fair_release_script(),

@@ -6,6 +6,7 @@
 #ifndef LOCKSMITH_SRC_KIND_CALLS_HPP
 #define LOCKSMITH_SRC_KIND_CALLS_HPP
 
+#include "protocol/calls.hpp"
 #include "transport/node.hpp"
 
 #include <locksmith/detail/lease_kind.hpp>
@@ -39,12 +40,15 @@ std::size_t kind_quorum(lease_kind const& kind, std::size_t nodes);
 /// lock and the writer. The others have an extend script of their own, for one lease at a time.
 bool renewed_in_batches(lease_kind const& kind) noexcept;
 
-/// `takes_over` (the token of a lease handed over in this process, calls.hpp) is for the lock
-/// only: the other kinds are never handed over.
+/// `takes_over` (the token of a lease handed over in this process, calls.hpp) and `waiter` (a
+/// waiter's registration) are for the lock only: the other kinds are never handed over, and the
+/// fair lock keeps a queue of its own.
 std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token,
                                                 std::chrono::milliseconds ttl, std::size_t nodes,
-                                                std::string const* takes_over = nullptr);
+                                                std::string const* takes_over = nullptr,
+                                                waiter_entry const* waiter = nullptr,
+                                                bool fenced = true);
 
 std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::string const& prefix,
                                                std::string const& name, std::string const& token,

@@ -32,6 +32,13 @@ inline std::string release_channel(std::string_view prefix, std::string_view nam
    return lock_key(prefix, name, ":released");
 }
 
+/// The plain lock's waiting processes, a sorted set of waiter id → expiry (ms, server clock), so
+/// that a release wakes one of them: `prefix{name}:waiters`.
+inline std::string waiters_key(std::string_view prefix, std::string_view name)
+{
+   return lock_key(prefix, name, ":waiters");
+}
+
 /// The read-write lock's readers, a sorted set of token → expiry (ms, server clock):
 /// `prefix{name}:readers`. Its writer holds the lock key.
 inline std::string readers_key(std::string_view prefix, std::string_view name)

@@ -64,7 +64,8 @@ error_code parse_acquire(boost::redis::generic_response const& r, acquire_reply&
    bool const shaped = (nodes.size() == 3 || named) && nodes[0].data_type == type::array &&
                        nodes[0].aggregate_size == nodes.size() - 1 && is_integer(nodes[1], flag) &&
                        is_integer(nodes[2], value) && flag >= 0 && flag <= 2 &&
-                       (flag != 1 || value > 0) &&  // a fencing token is positive
+                       // A fencing token is positive; 0 when none was asked for (fence ttl 0).
+                       (flag != 1 || value >= 0) &&
                        (!named || (flag != 1 && nodes[3].data_type == type::blob_string));
    if (!shaped)
       return error::unexpected_reply;

@@ -4,9 +4,14 @@
 -- KEYS[2]  the fence key
 -- ARGV[1]  the token
 -- ARGV[2]  ttl, ms
--- ARGV[3]  the fence key's ttl, ms
+-- ARGV[3]  the fence key's ttl, ms; "0": no fence (lock_options::fence = false), the reply's is 0
 -- ARGV[4]  optional: the token of a lease that a holder of this process hands to its next local
---          waiter (local_queue::pass); a key that holds it counts as free
+--          waiter (local_queue::pass); a key that holds it counts as free ("" for none)
+-- ARGV[5]  optional, with KEYS[3]: the id of the waiter that sends this try (one per lock call,
+--          never a try's token), so that a release wakes it alone (release.lua)
+-- ARGV[6]  with ARGV[5]: the most its registration may live, ms (the time left of its wait)
+-- ARGV[7]  with ARGV[5]: "1" when it may be registered already (a try after a lost one)
+-- KEYS[3]  with ARGV[5]: the name's waiters, a sorted set of waiter id -> expiry (ms, server clock)
 --
 -- Replies  {1, fence}  the key was free (or handed over) and now holds the token for ttl
 --          {0, PTTL}   another owner holds the key; PTTL -1 when the key has no TTL
@@ -23,6 +28,8 @@
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and
     redis.call('GET', KEYS[1]) == ARGV[4] and
     redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])) then
+  if ARGV[7] == '1' then redis.call('ZREM', KEYS[3], ARGV[5]) end
+  if ARGV[3] == '0' then return {1, 0} end
   local fence = redis.call('INCR', KEYS[2])
   if fence == 1 then
     local t = redis.call('TIME')
@@ -33,4 +40,14 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and
   return {1, fence}
 end
 redis.call('GET', KEYS[1])
-return {0, redis.call('PTTL', KEYS[1])}
+local pttl = redis.call('PTTL', KEYS[1])
+if ARGV[5] then
+  -- Registered until the holder's key is due to expire and a second more (the waiter sleeps at
+  -- most that long before it tries again, and registers anew), and never past its wait.
+  local life = math.max(1, math.min(tonumber(ARGV[6]), math.max(pttl, 0) + 1000))
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + life,
+             ARGV[5])
+  if redis.call('PTTL', KEYS[3]) < life then redis.call('PEXPIRE', KEYS[3], life) end
+end
+return {0, pttl}

@@ -1,11 +1,18 @@
 -- release: gives a lock back (also the read-write lock's writer).
 --
 -- KEYS[1]  the lock key
--- ARGV[1]  the token
+-- KEYS[2]  optional: the name's waiters, a sorted set of waiter id -> expiry (ms, server clock)
+--          that acquire.lua keeps
+-- ARGV[1]  the token, or a waiter id that leaves the waiters (it never holds the key)
 -- ARGV[2]  the release channel
+-- ARGV[3]  with KEYS[2]: the prefix of a message that names one waiter (detail::handoff_prefix)
 --
--- Replies  1   the key held the token: deleted, and the release published (the message is the
---              token, the same on every node, so that a waiter counts one release once)
+-- Replies  1   the key held the token: deleted, and the release published. With waiters
+--              registered, the message is the prefix and the id of the one whose registration
+--              ends first, taken out of the set: it alone tries (the others wait for their
+--              turn, or for the holder's key to expire, as after a lost message), so a release
+--              wakes one process, not every one. With none, the message is the token, the same
+--              on every node, so that a waiter counts one release once.
 --          0   another token holds the key
 --          -1  there is no key (it expired)
 --
@@ -13,8 +20,19 @@
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[1])
+  local message = ARGV[1]
+  if KEYS[2] then
+    local w = redis.call('ZPOPMIN', KEYS[2])
+    if w[1] then
+      local t = redis.call('TIME')
+      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+      while w[1] and tonumber(w[2]) < now do w = redis.call('ZPOPMIN', KEYS[2]) end
+      if w[1] then message = ARGV[3] .. w[1] end
+    end
+  end
+  redis.call('PUBLISH', ARGV[2], message)
   return 1
 end
+if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end
 if v then return 0 end
 return -1

@@ -238,9 +238,11 @@ private:
    // A release that never ran on this node (its key, if any, stays until its TTL).
    static void note_dropped_release(pending const& p, std::vector<std::string>& to)
    {
-      if (p.call->code == &detail::release_script())
-         to.push_back(parse_resp_command(p.call->by_text().payload())
-                         .at(4));  // EVAL text 1 key token channel
+      if (p.call->code != &detail::release_script())
+         return;
+      // EVAL text numkeys key... token channel...
+      auto const words = parse_resp_command(p.call->by_text().payload());
+      to.push_back(words.at(3 + std::stoul(words.at(2))));
    }
 
    void reply_later(std::shared_ptr<pending> const& p, error_code ec,

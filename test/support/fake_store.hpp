@@ -171,8 +171,11 @@ private:
    boost::redis::generic_response acquire(std::vector<std::string> const& keys,
                                           std::vector<std::string> const& args, bool by_clock)
    {
-      check(keys.size() == 2 && (args.size() == 3 || args.size() == 4));
-      bool const taken_over = args.size() == 4 && get(keys[0]) == args[3];
+      // A waiter's registration (KEYS[3], ARGV[5..7]) is not kept: no release names a waiter here,
+      // so every release wakes every waiter, as a release that finds none registered does.
+      check((keys.size() == 2 && (args.size() == 3 || args.size() == 4)) ||
+            (keys.size() == 3 && args.size() == 7));
+      bool const taken_over = args.size() >= 4 && !args[3].empty() && get(keys[0]) == args[3];
       if (get(keys[0]) && !taken_over)
          return pair(
             0, ttl(keys[0])
@@ -180,6 +183,8 @@ private:
                   : -1);
       auto const now = clock::now();
       store_[keys[0]] = entry{args[0], now + ms(args[1])};
+      if (args[2] == "0")
+         return pair(1, 0);  // no fence wanted
       // As the scripts: max(last + 1, server time) over a quorum; on one node, INCR while the
       // fence key lives and the server's time when it starts anew.
       std::uint64_t const server_time = clock_base_ + ++ticks_;
@@ -194,7 +199,7 @@ private:
    release(std::vector<std::string> const& keys, std::vector<std::string> const& args,
            std::function<void(std::string const&, std::string const&)> const& publish)
    {
-      check(keys.size() == 1 && args.size() == 2);
+      check((keys.size() == 1 && args.size() == 2) || (keys.size() == 2 && args.size() == 3));
       auto v = get(keys[0]);
       if (v != args[0])
          return number(v ? 0 : -1);

@@ -175,6 +175,15 @@ BOOST_AUTO_TEST_CASE(acquired)
    BOOST_TEST(out.pttl.count() == 0);
 }
 
+// An unfenced waiter's try runs the script with a fence ttl of 0: granted, and no fence minted.
+BOOST_AUTO_TEST_CASE(acquired_without_a_fence)
+{
+   acquire_reply out{.fence = 5};
+   check_ok(locksmith::detail::parse_acquire(pair("1", "0"), out));
+   BOOST_TEST(out.acquired);
+   BOOST_TEST(out.fence == 0);
+}
+
 BOOST_AUTO_TEST_CASE(taken_with_pttl)
 {
    acquire_reply out{.acquired = true, .fence = 5};
@@ -255,7 +264,6 @@ BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
    check_acquire_rejects(pair("3", "5"));
    check_acquire_rejects(pair("-1", "5"));
    check_acquire_rejects(pair("1", "-5"));  // granted with a negative fencing token
-   check_acquire_rejects(pair("1", "0"));   // fencing tokens start at 1
    // Numbers with junk, or none at all.
    check_acquire_rejects(pair("1", "12x"));
    check_acquire_rejects(pair("1x", "12"));

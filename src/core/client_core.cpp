@@ -2,6 +2,7 @@
 #include "core/client_core.hpp"
 
 #include "transport/cluster_node.hpp"
+#include "transport/redis_node.hpp"
 #include "engines/extend.hpp"
 #include "transport/log.hpp"
 #include "engines/release.hpp"

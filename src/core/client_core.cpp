@@ -2,6 +2,7 @@
 #include "core/client_core.hpp"
 
 #include "transport/cluster_node.hpp"
+#include "transport/redis_node.hpp"
 #include "engines/extend.hpp"
 #include "transport/log.hpp"
 #include "engines/release.hpp"
@@ -15,11 +16,8 @@
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -151,15 +149,8 @@ void client_core::stop()
 asio::awaitable<error_code> client_core::close(milliseconds bound)
 {
    halt();
-   auto& work = *ctx_.work;
-   if (work.pending() > 0) {
-      asio::steady_timer idle{ctx_.ex, bound};
-      work.on_idle(&idle);
-      // Woken when the last operation or release ends, or at the bound.
-      co_await idle.async_wait(asio::as_tuple(asio::use_awaitable));
-      work.forget_idle_waiter(&idle);
-   }
-   bool const clean = work.pending() == 0;
+   // The operations in flight and the owned releases end, or the bound passes.
+   bool const clean = co_await ctx_.work->idle_within(ctx_.ex, bound);
    stop();
    co_return clean ? error_code{} : error_code{asio::error::timed_out};
 }
@@ -167,23 +158,6 @@ asio::awaitable<error_code> client_core::close(milliseconds bound)
 metrics_snapshot client_core::metrics() const
 {
    return ctx_.tel.snapshot(ctx_.nodes);
-}
-
-bool client_core::holds_as(std::string const& name, lease_kind const& kind)
-{
-   auto it = reentrant_.find(name);
-   if (kind.what != lease_kind::of::reentrant || it == reentrant_.end())
-      return false;
-   // Forget the holds that ended; the name with them once none is left.
-   std::erase_if(it->second, [](std::weak_ptr<lease_state> const& w) {
-      auto st = w.lock();
-      return !st || st->st != lease_state::status::held;
-   });
-   bool const held = std::any_of(it->second.begin(), it->second.end(),
-                                 [&](auto const& w) { return w.lock()->kind.owner == kind.owner; });
-   if (it->second.empty())
-      reentrant_.erase(it);
-   return held;
 }
 
 void client_core::leave_slot(std::string const& name) noexcept
@@ -371,7 +345,8 @@ client_core::take(std::string name, lock_options opts, bool try_only, report* di
                          (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
    // The owner's next hold does not queue behind this process's other contenders for the name:
    // they wait for the owner, which would then wait for them.
-   bool const reentry = holds_as(name, kind);
+   bool const reentry =
+      kind.what == lease_kind::of::reentrant && reentrant_.held_by(name, kind.owner);
    std::optional<local_queue::handover> handed;
    if (!first) {
       if (auto ec = refusal(name, opts, kind))
@@ -399,33 +374,15 @@ client_core::take(std::string name, lock_options opts, bool try_only, report* di
    if (reentry)
       held.state()->in_slot = false;  // the first hold has the name's place, not this one
    if (kind.what == lease_kind::of::reentrant)
-      reentrant_[name].push_back(held.state());
+      reentrant_.add(name, held.state());
    co_return lock_result{error_code{}, std::move(held)};
 }
 
 void client_core::unlock(std::shared_ptr<lease_state> st, report* diag,
                          asio::any_completion_handler<void(error_code)> h)
 {
-   // A coroutine of this process waits for the name: hand it the lease, whose key it takes over
-   // in one round trip, instead of a release and a new acquire (two, and a message). Only a lease
-   // still held and valid, and at most local_queue::max_handovers times in a row.
-   // Only a plain lock's lease is handed over: the other kinds' keys are not the lock's (a
-   // permit, a reader), or their scripts do not take a key over (a writer, a reentrant hold).
-   if (st && st->kind.what == lease_kind::of::lock && st->st == lease_state::status::held &&
-       st->in_slot && !ctx_.stopped && clock::now() < st->valid_until &&
-       queue_.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
-      st->in_slot = false;  // the name went with the lease
-      st->end(lease_state::status::released);
-      return asio::post(ctx_.ex, asio::append(std::move(h), error_code{}));
-   }
    // The handler keeps the client alive until it completes.
-   auto slot = asio::get_associated_cancellation_slot(h);
-   auto hex = asio::get_associated_executor(h, ctx_.ex);
-   release_lease(
-      ctx_, std::move(st), diag,
-      asio::bind_cancellation_slot(
-         slot, asio::bind_executor(hex, [self = shared_from_this(), h = std::move(h)](
-                                           error_code ec) mutable { std::move(h)(ec); })));
+   unlock_lease(ctx_, queue_, std::move(st), diag, std::move(h), shared_from_this());
 }
 
 asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl,

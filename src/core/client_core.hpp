@@ -11,6 +11,7 @@
 #include "engines/lease_owner.hpp"
 #include "engines/lease_state.hpp"
 #include "engines/local_queue.hpp"
+#include "engines/reentrant_holds.hpp"
 #include "transport/node.hpp"
 #include "engines/release_listener.hpp"
 #include "engines/watchdog.hpp"
@@ -30,7 +31,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace locksmith::detail {
@@ -139,17 +139,13 @@ private:
                lease_kind const& kind);
    release_listener::links listener_links();
    void halt();
-   // True when this process holds the name for kind.owner (a reentrant kind), by a lease not
-   // ended yet.
-   bool holds_as(std::string const& name, lease_kind const& kind);
 
    client_context ctx_;
    std::shared_ptr<log_function> logger_;  // config::logger, shared by every copy of the config
    release_listener listener_;
    local_queue queue_;
    acquire_engine acquire_;
-   // The reentrant holds of this process, by name (weak: a hold ends with its lease).
-   std::unordered_map<std::string, std::vector<std::weak_ptr<lease_state>>> reentrant_;
+   reentrant_holds reentrant_;  // the reentrant holds of this process, by name
    watchdog dog_;
 };
 

@@ -6,6 +6,7 @@
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
@@ -79,6 +80,26 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
                                       asio::dispatch(ctx.ex, asio::append(std::move(h), ec));
                                    }),
       std::move(keep));
+}
+
+void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease_state> st,
+                  report* diag, asio::any_completion_handler<void(error_code)> h,
+                  std::shared_ptr<void const> keep_alive)
+{
+   if (st && st->kind.what == lease_kind::of::lock && st->st == lease_state::status::held &&
+       st->in_slot && !ctx.stopped && lease_state::clock::now() < st->valid_until &&
+       queue.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
+      st->in_slot = false;  // the name went with the lease
+      st->end(lease_state::status::released);
+      return asio::post(ctx.ex, asio::append(std::move(h), error_code{}));
+   }
+   auto slot = asio::get_associated_cancellation_slot(h);
+   auto hex = asio::get_associated_executor(h, ctx.ex);
+   release_lease(
+      ctx, std::move(st), diag,
+      asio::bind_cancellation_slot(
+         slot, asio::bind_executor(hex, [keep_alive = std::move(keep_alive), h = std::move(h)](
+                                           error_code ec) mutable { std::move(h)(ec); })));
 }
 
 }  // namespace locksmith::detail

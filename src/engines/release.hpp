@@ -6,8 +6,9 @@
 #define LOCKSMITH_SRC_RELEASE_HPP
 
 #include "engines/client_context.hpp"
-#include "protocol/fanout.hpp"
 #include "engines/lease_state.hpp"
+#include "engines/local_queue.hpp"
+#include "protocol/fanout.hpp"
 
 #include <locksmith/report.hpp>
 
@@ -48,6 +49,20 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 /// sent, goes on, owned by the client.
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
                    boost::asio::any_completion_handler<void(error_code)> h);
+
+/// The holder's unlock: hands the lease to the coroutine of this process that waits next for its
+/// name (local_queue::pass), which takes its key over in one round trip, instead of a release and a
+/// new acquire (two, and a message); else gives it back by release_lease. Only a plain lock's lease
+/// still held and valid, while the client runs, and at most local_queue::max_handovers times in a
+/// row, is handed over: the other kinds' keys are not the lock's (a permit, a reader), or their
+/// scripts do not take a key over (a writer, a reentrant hold).
+///
+/// `h` completes on its associated executor, never inside this call, and holds `keep_alive` (the
+/// client, which owns ctx and queue) until then. Cancellation as release_lease; a handover
+/// completes at once.
+void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease_state> st,
+                  report* diag, boost::asio::any_completion_handler<void(error_code)> h,
+                  std::shared_ptr<void const> keep_alive);
 
 }  // namespace locksmith::detail
 

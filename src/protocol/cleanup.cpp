@@ -1,6 +1,9 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "protocol/cleanup.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <algorithm>
 
 namespace locksmith::detail {
@@ -26,6 +29,19 @@ void owned_work::track(std::weak_ptr<boost::asio::steady_timer> t)
    if (retry_timers_.size() >= 64)
       std::erase_if(retry_timers_, [](auto const& w) { return w.expired(); });
    retry_timers_.push_back(std::move(t));
+}
+
+boost::asio::awaitable<bool> owned_work::idle_within(boost::asio::any_io_executor ex,
+                                                     std::chrono::milliseconds bound)
+{
+   if (pending_ > 0) {
+      boost::asio::steady_timer idle{ex, bound};
+      idle_waiters_.push_back(&idle);
+      // Woken when the last operation or release ends, or at the bound.
+      co_await idle.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+      forget_idle_waiter(&idle);
+   }
+   co_return pending_ == 0;
 }
 
 void owned_work::forget_idle_waiter(boost::asio::steady_timer* t) noexcept

@@ -5,6 +5,8 @@
 #ifndef LOCKSMITH_SRC_CLEANUP_HPP
 #define LOCKSMITH_SRC_CLEANUP_HPP
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -24,17 +26,21 @@ public:
    bool closed() const noexcept { return closed_; }
    void close() noexcept;
 
-   /// A timer that done() cancels when nothing is pending any more. The timer is a local of the
-   /// waiting coroutine's frame, which removes it (forget_idle_waiter) before the frame ends.
-   void on_idle(boost::asio::steady_timer* t) { idle_waiters_.push_back(t); }
-   void forget_idle_waiter(boost::asio::steady_timer* t) noexcept;
+   /// Waits until nothing is pending any more (a graceful close), or until `bound` has passed:
+   /// true when nothing is. The caller keeps this alive until it completes.
+   boost::asio::awaitable<bool> idle_within(boost::asio::any_io_executor ex,
+                                            std::chrono::milliseconds bound);
 
    /// A retry's timer, cancelled by close() so that nothing waits on it.
    void track(std::weak_ptr<boost::asio::steady_timer> t);
 
 private:
+   void forget_idle_waiter(boost::asio::steady_timer* t) noexcept;
+
    std::size_t pending_ = 0;
    bool closed_ = false;
+   // Timers that done() cancels when nothing is pending any more: locals of idle_within's
+   // frames, which remove them before they end.
    std::vector<boost::asio::steady_timer*> idle_waiters_;
    std::vector<std::weak_ptr<boost::asio::steady_timer>> retry_timers_;
 };

@@ -76,4 +76,11 @@ std::vector<push_event> parse_pushes(std::vector<node> const& nodes, std::string
    return out;
 }
 
+std::optional<push_event> refusal_push(std::string_view error, bool sharded)
+{
+   if (error.starts_with("ERR wrong number of arguments"))
+      return std::nullopt;
+   return push_event{push_event::kind::refused, {}, std::string{error}, sharded};
+}
+
 }  // namespace locksmith::detail

@@ -4,6 +4,7 @@
 
 #include <boost/redis/resp3/node.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,12 @@ inline std::string_view connection_marker(std::string_view prefix) noexcept
 /// (connection_marker(prefix)).
 std::vector<push_event> parse_pushes(std::vector<boost::redis::resp3::node> const& nodes,
                                      std::string_view marker);
+
+/// The push that an error read on a subscriber connection makes (`sharded`: the error ended an
+/// SSUBSCRIBE's or SUNSUBSCRIBE's request): `refused`, with the server's text (an ACL denial, a
+/// MOVED), but none for the "ERR wrong number of arguments" of the SUBSCRIBE without channels that
+/// follows each SSUBSCRIBE so that its request gets a reply (subscriber_link::shard_subscribe).
+std::optional<push_event> refusal_push(std::string_view error, bool sharded);
 
 }  // namespace locksmith::detail
 

@@ -4,7 +4,7 @@
 #ifndef LOCKSMITH_SRC_CLUSTER_NODE_HPP
 #define LOCKSMITH_SRC_CLUSTER_NODE_HPP
 
-#include "transport/node.hpp"
+#include "transport/redis_node.hpp"
 
 #include "sansio/cluster.hpp"
 #include "sansio/shard_subscriptions.hpp"

@@ -42,4 +42,18 @@ std::shared_ptr<connection_log> make_connection_log(config const& cfg, node_url 
    return std::make_shared<connection_log>(log_sink{cfg}, std::move(label), url.password);
 }
 
+boost::redis::logger make_logger(std::shared_ptr<link_health> health,
+                                 std::shared_ptr<connection_log> log,
+                                 std::shared_ptr<std::function<void()>> on_connected)
+{
+   using level = boost::redis::logger::level;
+   return boost::redis::logger{
+      level::info, [health, log, on_connected](level l, std::string_view msg) {
+         health->on_log(l <= level::warning, msg);
+         log->on_line(l <= level::warning, msg);
+         if (on_connected && *on_connected && msg.starts_with("Connected to"))
+            (*on_connected)();
+      }};
+}
+
 }  // namespace locksmith::detail

@@ -7,6 +7,11 @@
 #include "sansio/url.hpp"
 #include <locksmith/logger.hpp>
 
+#include "sansio/link_health.hpp"
+
+#include <boost/redis/logger.hpp>
+
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -73,6 +78,17 @@ private:
 /// The log of one of the node's connections (`what`: "commands" or "pub/sub").
 std::shared_ptr<connection_log> make_connection_log(config const& cfg, node_url const& url,
                                                     std::string_view what);
+
+/// The Boost.Redis logger of one of the node's connections. It keeps the last connection problem
+/// (connection refused, timeout...) in `health`, so that a failed call can say why instead of only
+/// "timed out", and learns from it when credentials or TLS fail; and it passes its lines to `log`.
+/// Info level: the lines that say an attempt started and that its setup succeeded are info, and
+/// come only once per connection attempt. With `on_connected`, it also reports each new
+/// connection: Boost.Redis logs "Connected to ..." at info level once the socket is up, before any
+/// request is written on it (the restart quarantine asks the server's uptime then).
+boost::redis::logger make_logger(std::shared_ptr<link_health> health,
+                                 std::shared_ptr<connection_log> log,
+                                 std::shared_ptr<std::function<void()>> on_connected = nullptr);
 
 }  // namespace locksmith::detail
 

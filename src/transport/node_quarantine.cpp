@@ -1,8 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The restart quarantine of a redis_node: learning its server's age and marks on each new
 // connection (judge_run, fleet_contacts in sansio/quarantine.hpp), and whether its votes count.
-#include "transport/command_exec.hpp"
-#include "transport/node.hpp"
+#include "transport/redis_node.hpp"
 
 #include "sansio/quarantine.hpp"
 
@@ -103,7 +102,7 @@ void redis_node::on_command_connection()
    run_id_.clear();  // unknown until it answers: no fresh-fleet pass meanwhile
    marked_now_ = holds_mark_ = told_ = false;
    // Not from inside Boost.Redis's own call to the logger.
-   asio::post(cmd_.get_executor(),
+   asio::post(cmd_->get_executor(),
               [self = shared_from_this(), n = connections_] { self->learn_uptime(n); });
 }
 
@@ -116,31 +115,30 @@ void redis_node::learn_uptime(unsigned connection)
    req->push("INFO", "server");
    req->push("GET", mark_key_);
    auto resp = std::make_shared<contact_response>();
-   exec_command(cmd_, *req, *resp,
-                [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
-                   // An answer from an older connection says nothing of the server now; a
-                   // failed one is asked again on the next connection.
-                   if (ec || connection != std::max(self->connections_, 1u) || self->stopped_)
-                      return;
-                   contact_texts const c{*resp};
-                   if (c.info_error.starts_with("LOADING")) {
-                      // A server that is still loading its data says nothing of its age yet
-                      // (and is the very case the quarantine is for): ask again, distrusted
-                      // meanwhile.
-                      return self->judge_again(connection, uptime_retry);
-                   }
-                   auto const now = std::chrono::steady_clock::now();
-                   self->judged(connection,
-                                judge_run(c.replies(), self->mark_key_, now, self->quarantine_),
-                                c.mark);
-                });
+   cmd_->exec(
+      *req, *resp, [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+         // An answer from an older connection says nothing of the server now; a
+         // failed one is asked again on the next connection.
+         if (ec || connection != std::max(self->connections_, 1u) || self->stopped())
+            return;
+         contact_texts const c{*resp};
+         if (c.info_error.starts_with("LOADING")) {
+            // A server that is still loading its data says nothing of its age yet
+            // (and is the very case the quarantine is for): ask again, distrusted
+            // meanwhile.
+            return self->judge_again(connection, uptime_retry);
+         }
+         auto const now = std::chrono::steady_clock::now();
+         self->judged(connection, judge_run(c.replies(), self->mark_key_, now, self->quarantine_),
+                      c.mark);
+      });
 }
 
 void redis_node::judge_again(unsigned connection, std::chrono::milliseconds after)
 {
    judge_timer_.expires_after(after);
    judge_timer_.async_wait([self = shared_from_this(), connection](error_code ec) {
-      if (!ec && connection == std::max(self->connections_, 1u) && !self->stopped_)
+      if (!ec && connection == std::max(self->connections_, 1u) && !self->stopped())
          self->learn_uptime(connection);
    });
 }
@@ -194,7 +192,7 @@ void redis_node::judged(unsigned connection, run_judgement j, std::optional<std:
    // Marks its run once its uptime trusts it, for the fleet's young nodes to count early later.
    judge_timer_.expires_at(trusted_from_);
    judge_timer_.async_wait([self = shared_from_this(), connection](error_code ec) {
-      if (!ec && connection == std::max(self->connections_, 1u) && !self->stopped_)
+      if (!ec && connection == std::max(self->connections_, 1u) && !self->stopped())
          self->mark_if_trusted();
    });
 }
@@ -233,23 +231,23 @@ void redis_node::mark(std::string value)
    auto req = std::make_shared<redis::request>();
    req->push("SET", mark_key_, value);
    auto resp = std::make_shared<redis::generic_response>();
-   exec_command(cmd_, *req, *resp,
-                [self = shared_from_this(), req, resp, value = std::move(value),
-                 run = run_id_](error_code ec, std::size_t) {
-                   self->marking_ = false;
-                   if (ec || self->stopped_ || run != self->run_id_)
-                      return;
-                   if (!resp->has_error()) {
-                      self->holds_mark_ = true;
-                      self->marked_now_ = mark_names(value, run);
-                      return;
-                   }
-                   self->log_(log_level::warning, [&] {
-                      return self->name_ + ": SET " + self->mark_key_ + " failed (" +
-                             resp->error().diagnostic +
-                             "): young nodes sit out their quarantine, even in a new fleet";
-                   });
-                });
+   cmd_->exec(*req, *resp,
+              [self = shared_from_this(), req, resp, value = std::move(value),
+               run = run_id_](error_code ec, std::size_t) {
+                 self->marking_ = false;
+                 if (ec || self->stopped() || run != self->run_id_)
+                    return;
+                 if (!resp->has_error()) {
+                    self->holds_mark_ = true;
+                    self->marked_now_ = mark_names(value, run);
+                    return;
+                 }
+                 self->log_(log_level::warning, [&] {
+                    return self->name_ + ": SET " + self->mark_key_ + " failed (" +
+                           resp->error().diagnostic +
+                           "): young nodes sit out their quarantine, even in a new fleet";
+                 });
+              });
 }
 
 void redis_node::log_quarantine()

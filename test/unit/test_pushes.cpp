@@ -1,4 +1,4 @@
-// Unit tests of parse_pushes (src/sansio/pushes.hpp): RESP3 nodes as Boost.Redis
+// Unit tests of parse_pushes and refusal_push (src/sansio/pushes.hpp): RESP3 nodes as Boost.Redis
 // hands them to the receive loop of a subscriber connection.
 #include "sansio/pushes.hpp"
 
@@ -11,6 +11,7 @@ using boost::redis::resp3::node;
 using boost::redis::resp3::type;
 using locksmith::detail::parse_pushes;
 using locksmith::detail::push_event;
+using locksmith::detail::refusal_push;
 using kind = push_event::kind;
 
 node head(std::size_t n, type t = type::push)
@@ -118,6 +119,24 @@ BOOST_AUTO_TEST_CASE(truncated_and_unknown_pushes_give_nothing)
    BOOST_TEST(parse_pushes({head(3), text("message")}, "").empty());
    BOOST_TEST(parse_pushes(push("invalidate", "k", text("")), "").empty());
    BOOST_TEST(parse_pushes({head(1), text("subscribe")}, "").empty());
+}
+
+// An error read on the subscriber connection: a refusal (an ACL denial, a MOVED for an SSUBSCRIBE),
+// but not the error of the empty SUBSCRIBE that ends each SSUBSCRIBE's request.
+BOOST_AUTO_TEST_CASE(errors_are_refusals_but_the_empty_subscribes)
+{
+   auto const denied =
+      refusal_push("NOPERM User u has no permissions to access the 'c' channel", false);
+   BOOST_TEST_REQUIRE(denied.has_value());
+   BOOST_TEST(
+      (*denied == push_event{kind::refused, "",
+                             "NOPERM User u has no permissions to access the 'c' channel", false}));
+   auto const moved = refusal_push("MOVED 4576 127.0.0.1:7001", true);
+   BOOST_TEST_REQUIRE(moved.has_value());
+   BOOST_TEST((*moved == push_event{kind::refused, "", "MOVED 4576 127.0.0.1:7001", true}));
+   BOOST_TEST(!refusal_push("ERR wrong number of arguments for 'subscribe' command", true));
+   BOOST_TEST(!refusal_push("ERR wrong number of arguments for 'subscribe' command", false));
+   BOOST_TEST(refusal_push("ERR unknown command 'SSUBSCRIBE'", true).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,44 @@
+// Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
+// One script call as the nodes send it: its script, keys and arguments, and its requests.
+#ifndef LOCKSMITH_SRC_SCRIPT_CALL_HPP
+#define LOCKSMITH_SRC_SCRIPT_CALL_HPP
+
+#include "sansio/scripts.hpp"
+
+#include <boost/redis/request.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace locksmith::detail {
+
+/// One script call, shared by the nodes of a fan-out. Its requests are built once.
+struct script_call {
+   script_call(script const& s, std::vector<std::string> keys, std::vector<std::string> args);
+
+   script const* code;
+   std::vector<std::string> keys;
+   std::vector<std::string> args;
+   std::size_t quorum = 0;        // the nodes that must say yes; 0: the majority (quorum_of)
+   boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args...
+
+   /// EVAL text nkeys keys... args..., built on first use: only after NOSCRIPT, which is rare,
+   /// and the text is most of the bytes.
+   boost::redis::request const& by_text() const;
+
+private:
+   mutable std::optional<boost::redis::request> by_text_;
+};
+
+/// Appends the call's command to `req`: EVALSHA (or EVAL with the text, `by_text`), or for the
+/// unfenced acquire (script::plain, unfenced_acquire_script) the lock key's SET NX PX and, when
+/// `with_pttl`, its PTTL for a waiter that does not get it. Under ASKING, which covers one
+/// command only, the PTTL is left out.
+void push_script(boost::redis::request& req, script_call const& call, bool by_text,
+                 bool with_pttl = true);
+
+}  // namespace locksmith::detail
+
+#endif

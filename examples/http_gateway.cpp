@@ -9,10 +9,14 @@
 // cannot write over a later holder's sale. `GET /stock/<item>` reads the stock; `GET /metrics`
 // serves the lock client's metrics in Prometheus' text format. Every item starts with --stock
 // units, seeded when first asked for (start over: redis-cli del stock:<item> fence:<item>).
-// One io_context, one thread, coroutines throughout. test/integration/test_http_gateway.cpp runs
-// two of them; --ttl-ms and --hold-ms are there for it.
+// Coroutines throughout, on one thread, or on N with --threads N: then, as in Beast's servers,
+// each HTTP connection runs on a strand of its own, and all of them share one lock client, which
+// they call with no hop by hand (unlike the Boost.Redis connection, see exec). The client, the
+// data connection and the accept loop run on a strand of their own (ctx.ex).
+// test/integration/test_http_gateway.cpp runs two of them, and one on 4 threads under 8 threads
+// of buyers; --ttl-ms and --hold-ms are there for it.
 //
-// Run:    ./build/examples/http_gateway redis://127.0.0.1:6379 8080 --stock 50
+// Run:    ./build/examples/http_gateway redis://127.0.0.1:6379 8080 --stock 50 [--threads 4]
 //         curl -s -X POST -H 'Idempotency-Key: order-1' localhost:8080/buy/widget
 //         curl -s localhost:8080/stock/widget; curl -s localhost:8080/metrics
 // Watch:  redis-cli monitor     (the lock's EVALSHA, then GETs, and the fenced write's EVAL)
@@ -65,18 +69,33 @@ redis.call('SET', KEYS[1], ARGV[2])
 redis.call('SET', KEYS[3], ARGV[3], 'EX', 3600)
 return 1)";
 
+// An HTTP connection, touched on its own strand only.
+struct connection {
+   boost::beast::tcp_stream stream;
+   bool idle = false;     // waiting for its next request
+   bool closing = false;  // Ctrl-C: answer the request in flight, if any, then close
+};
+
 struct gateway {
-   asio::any_io_executor ex;
+   asio::any_io_executor ex;  // ctx.ex: the accept loop's, the lock client's and db's strand
+   asio::io_context& ioc;
    long seed;
    std::chrono::milliseconds ttl;
    std::chrono::milliseconds hold;  // --hold-ms, for tests: a pause before each write
    locksmith::client& locks;
    redis::connection& db;
    tcp::acceptor acceptor;
-   std::set<boost::beast::tcp_stream*> idle{};  // connections waiting for their next request
-   int sessions = 0;
-   asio::steady_timer drained{ex, asio::steady_timer::time_point::max()};  // when sessions is 0
-   bool stopping = false;
+   std::set<std::shared_ptr<connection>> open{};                           // touched on ex only
+   asio::steady_timer drained{ex, asio::steady_timer::time_point::max()};  // when open is empty
+
+   // Boost.Redis's connection, unlike the lock client, must be called on its own executor: the
+   // call hops there and back (with one thread, that costs a post).
+   template <class Response>
+   asio::awaitable<void> exec(redis::request const& req, Response& res)
+   {
+      auto call = db.async_exec(req, res, asio::cancel_after(2s, asio::use_awaitable));
+      co_await asio::co_spawn(ex, std::move(call), asio::use_awaitable);
+   }
 
    // Seeds the item if it is new; reads its stock, and the answer stored under `key` if any.
    asio::awaitable<std::pair<long, std::optional<std::string>>> read(std::string const& item,
@@ -87,8 +106,8 @@ struct gateway {
       req.push("GET", "stock:" + item);
       req.push("GET", "idem:" + item + ':' + key);
       redis::response<std::optional<std::string>, long, std::optional<std::string>> got;
-      // Requests wait for the connection: bound the wait, in case Redis is down.
-      co_await db.async_exec(req, got, asio::cancel_after(2s));
+      // Requests wait for the connection: exec bounds the wait, in case Redis is down.
+      co_await exec(req, got);
       co_return std::pair{std::get<1>(got).value(), std::get<2>(got).value()};
    }
 
@@ -111,7 +130,7 @@ struct gateway {
       write.push("EVAL", fenced_write, 3, "stock:" + item, "fence:" + item,
                  "idem:" + item + ':' + key, fence, left, answer);
       redis::response<int> written;
-      co_await db.async_exec(write, written, asio::cancel_after(2s));
+      co_await exec(write, written);
       refused = std::get<0>(written).value() == 0;
       co_return answer;
    }
@@ -125,8 +144,9 @@ struct gateway {
       auto const never = [](asio::cancellation_type) { return asio::cancellation_type::none; };
       co_await asio::this_coro::reset_cancellation_state(never);
       co_await asio::this_coro::throw_if_cancelled(false);
-      auto paused = std::make_shared<asio::steady_timer>(ex, hold);  // outlives the handler
-      asio::signal_set resumed{ex, SIGCONT};
+      auto const here = co_await asio::this_coro::executor;            // the connection's strand
+      auto paused = std::make_shared<asio::steady_timer>(here, hold);  // outlives the handler
+      asio::signal_set resumed{here, SIGCONT};
       resumed.async_wait([paused](boost::system::error_code ec, int) {
          if (!ec)
             paused->cancel();
@@ -169,15 +189,15 @@ struct gateway {
       co_return reply(sold.at("ok").as_bool() ? http::status::ok : http::status::conflict, sold);
    }
 
-   asio::awaitable<void> session(boost::beast::tcp_stream stream)
+   asio::awaitable<void> session(std::shared_ptr<connection> c)
    {
       boost::beast::flat_buffer buffer;
-      for (bool keep_alive = true; keep_alive;) {
+      for (bool keep_alive = true; keep_alive && !c->closing;) {
          http::request<http::string_body> req;
-         stream.expires_after(30s);
-         idle.insert(&stream);
-         auto [ec, n] = co_await http::async_read(stream, buffer, req, asio::as_tuple);
-         idle.erase(&stream);
+         c->stream.expires_after(30s);
+         c->idle = true;
+         auto [ec, n] = co_await http::async_read(c->stream, buffer, req, asio::as_tuple);
+         c->idle = false;
          if (ec)
             break;
          response res;
@@ -187,50 +207,58 @@ struct gateway {
             auto const why = std::string{"Redis: "} + e.what();
             res = reply(http::status::service_unavailable, {{"error", why}});
          }
-         keep_alive = req.keep_alive() && !stopping;
+         keep_alive = req.keep_alive() && !c->closing;
          res.keep_alive(keep_alive);
          res.prepare_payload();
-         co_await http::async_write(stream, res);
+         co_await http::async_write(c->stream, res);
       }
-      stream.socket().shutdown(tcp::socket::shutdown_send);
+      c->stream.socket().shutdown(tcp::socket::shutdown_send);
    }
 
    // Until Ctrl-C, which cancels the accept.
    asio::awaitable<void> listen()
    {
       for (;;) {
-         auto [ec, socket] = co_await acceptor.async_accept(asio::as_tuple);
+         auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc), asio::as_tuple);
          if (ec)
             break;
-         ++sessions;
-         auto done = [this](std::exception_ptr) {
-            if (--sessions == 0)
-               drained.cancel();
+         auto c = std::make_shared<connection>(boost::beast::tcp_stream{std::move(socket)});
+         open.insert(c);
+         auto done = [this, c](std::exception_ptr) {  // on c's strand: `open` is on ex
+            asio::post(ex, [this, c] {
+               if (open.erase(c) && open.empty())
+                  drained.cancel();
+            });
          };
-         asio::co_spawn(ex, session(boost::beast::tcp_stream{std::move(socket)}), done);
+         asio::co_spawn(c->stream.get_executor(), session(c), done);
       }
       // Stop accepting, close the idle connections, and let the requests in flight finish; main()
       // then closes the connections to Redis (the releases the client owns go out first).
       co_await asio::this_coro::reset_cancellation_state();
-      stopping = true;
       acceptor.close();
-      for (auto* s : idle)
-         s->cancel();
-      if (sessions > 0)
+      for (auto const& c : open)
+         asio::post(c->stream.get_executor(), [c] {
+            c->closing = true;
+            if (c->idle)
+               c->stream.cancel();
+         });
+      if (!open.empty())
          co_await drained.async_wait(asio::as_tuple);
    }
 };
 
-// Arguments after the URL: [port] [--stock N] [--ttl-ms N] [--hold-ms N].
+// Arguments after the URL: [port] [--stock N] [--threads N] [--ttl-ms N] [--hold-ms N].
 asio::awaitable<int> co_main(example::context& ctx)
 {
    std::vector<std::string> args;
-   long seed = 100, ttl_ms = 5000, hold_ms = 0;
+   long seed = 100, threads = 1, ttl_ms = 5000, hold_ms = 0;
    for (std::size_t i = 0; i < ctx.args.size(); ++i) {
       std::string_view const arg = ctx.args[i];
       bool const valued = i + 1 < ctx.args.size() && arg.starts_with("--");
       if (valued && arg == "--stock")
          seed = std::atol(ctx.args[++i].c_str());
+      else if (valued && arg == "--threads")
+         threads = std::clamp(std::atol(ctx.args[++i].c_str()), 1L, 64L);
       else if (valued && arg == "--ttl-ms")
          ttl_ms = std::atol(ctx.args[++i].c_str());
       else if (valued && arg == "--hold-ms")
@@ -239,8 +267,9 @@ asio::awaitable<int> co_main(example::context& ctx)
          args.push_back(ctx.args[i]);
    }
    auto const port = static_cast<unsigned short>(args.size() > 0 ? std::stoi(args[0]) : 8080);
-   auto const ex = co_await asio::this_coro::executor;
+   auto const ex = ctx.ex;
    gateway gw{.ex = ex,
+              .ioc = ctx.ioc(),
               .seed = seed,
               .ttl = std::chrono::milliseconds{ttl_ms},
               .hold = std::chrono::milliseconds{hold_ms},
@@ -249,7 +278,8 @@ asio::awaitable<int> co_main(example::context& ctx)
               .acceptor = {ex, {asio::ip::make_address("127.0.0.1"), port}}};
    // Port 0 takes a free one: the line says which (the tests read it).
    std::cout << "listening on http://127.0.0.1:" << gw.acceptor.local_endpoint().port()
-             << ", items start with " << seed << std::endl;
+             << ", items start with " << seed << ", " << threads << " threads" << std::endl;
+   ctx.run_on_threads(static_cast<int>(threads));
    co_await gw.listen();
    std::cout << "stopped\n";
    co_return 0;

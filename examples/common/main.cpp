@@ -11,6 +11,7 @@
 #include <boost/asio/experimental/parallel_group.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/redis/connection.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -48,9 +49,10 @@ bool is_aborted(std::exception_ptr e)
 
 }  // namespace
 
-context::context(asio::any_io_executor ex, std::vector<std::string> node_urls,
+context::context(asio::io_context& ioc, std::vector<std::string> node_urls,
                  std::vector<std::string> other_args)
-    : ex_{std::move(ex)}
+    : ioc_{ioc}
+    , ex{asio::make_strand(ioc)}
     , urls{std::move(node_urls)}
     , args{std::move(other_args)}
     , locks{another_client()}
@@ -60,17 +62,22 @@ context::~context() = default;
 
 locksmith::client& context::another_client()
 {
-   return clients_.emplace_back(ex_, locksmith::config{.nodes = urls});
+   return clients_.emplace_back(ex, locksmith::config{.nodes = urls});
 }
 
 redis::connection& context::data()
 {
    if (!data_) {
-      data_ =
-         std::make_unique<redis::connection>(ex_, redis::logger{redis::logger::level::warning});
+      data_ = std::make_unique<redis::connection>(ex, redis::logger{redis::logger::level::warning});
       data_->async_run(data_config(urls.front()), asio::detached);
    }
    return *data_;
+}
+
+void context::run_on_threads(int n)
+{
+   for (int i = 1; i < n; ++i)
+      threads_.emplace_back([this] { ioc_.run(); });
 }
 
 void context::close()
@@ -127,7 +134,7 @@ int main(int argc, char** argv)
       urls.push_back("redis://127.0.0.1:6379");
 
    asio::io_context ioc;
-   example::context ctx{ioc.get_executor(), std::move(urls), std::move(args)};
+   example::context ctx{ioc, std::move(urls), std::move(args)};
    if (auto ec = ctx.locks.config_error()) {
       std::cerr << "bad Redis URL: " << ec.message() << '\n';
       return 2;
@@ -135,7 +142,7 @@ int main(int argc, char** argv)
 
    // Ctrl-C cancels co_main; whatever it holds is released on the way out.
    asio::cancellation_signal stop;
-   asio::signal_set signals{ioc, SIGINT, SIGTERM};
+   asio::signal_set signals{ctx.ex, SIGINT, SIGTERM};
    signals.async_wait([&](boost::system::error_code ec, int) {
       if (!ec)
          stop.emit(asio::cancellation_type::terminal);
@@ -147,7 +154,9 @@ int main(int argc, char** argv)
       signals.cancel();
       ctx.close();  // nothing is left to do, so run() returns once the connections are closed
    };
-   asio::co_spawn(ioc, co_main(ctx), asio::bind_cancellation_slot(stop.slot(), done));
+   // On ctx.ex, as the signal's handler and `done`: with more threads, they never run at once.
+   asio::co_spawn(ctx.ex, co_main(ctx), asio::bind_cancellation_slot(stop.slot(), done));
    ioc.run();
+   ctx.join();  // the other threads have run out of work too: wait until they return
    return status;
 }

@@ -1,7 +1,9 @@
 // The Beast gateway example (examples/http_gateway.cpp) as its users run it: two gateway
 // processes on one redis-server, many buyers at once, retries with the same idempotency key,
-// /metrics scraped and parsed, and a gateway frozen with SIGSTOP past its lease whose late write
-// its fence refuses. Built only with the examples (LOCKSMITH_BUILD_TOOLS).
+// /metrics scraped and parsed, a gateway frozen with SIGSTOP past its lease whose late write
+// its fence refuses, and a gateway on 4 threads under 8 threads of buyers (built with
+// -fsanitize=thread, the thread sanitizer watches the gateway, whose report fails the test). Built
+// only with the examples (LOCKSMITH_BUILD_TOOLS).
 #include "support/integration.hpp"
 #include "support/prometheus.hpp"
 
@@ -15,6 +17,7 @@
 
 #include <map>
 #include <set>
+#include <thread>
 #include <utility>
 
 namespace {
@@ -22,8 +25,8 @@ namespace {
 using tcp = asio::ip::tcp;
 using locksmith::test::parse_prometheus;
 
-// One gateway process, its stdout read line by line on the test's io_context. The destructor
-// stops it (SIGCONT, SIGTERM, then SIGKILL) and reaps it.
+// One gateway process, its stdout read line by line on the test's io_context. stop(), or the
+// destructor, stops it (SIGCONT, SIGTERM, then SIGKILL) and reaps it.
 class gateway_process {
 public:
    gateway_process(asio::io_context& ioc, redis_server const& srv, std::vector<std::string> opts)
@@ -50,14 +53,25 @@ public:
       out_.assign(fds[0]);
    }
 
-   ~gateway_process()
+   ~gateway_process() { stop(); }
+
+   // Its exit status once stopped (a thread sanitizer's report makes it 66), or -1 if it had to
+   // be killed after 10 s, or was stopped already.
+   int stop()
    {
+      if (pid_ <= 0)
+         return -1;
       ::kill(pid_, SIGCONT);
       ::kill(pid_, SIGTERM);
-      for (int i = 0; i < 500 && ::waitpid(pid_, nullptr, WNOHANG) == 0; ++i)
+      int status = 0;
+      for (int i = 0; i < 1000 && ::waitpid(pid_, &status, WNOHANG) == 0; ++i)
          ::usleep(10'000);
-      if (::kill(pid_, SIGKILL) == 0)
+      if (::kill(pid_, SIGKILL) == 0) {
          ::waitpid(pid_, nullptr, 0);
+         status = -1;
+      }
+      pid_ = -1;
+      return status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
    }
 
    pid_t pid() const { return pid_; }
@@ -260,6 +274,68 @@ BOOST_AUTO_TEST_CASE(a_frozen_gateways_late_write_is_refused_by_its_fence)
          BOOST_TEST(m.value("locksmith_leases_lost_total").value_or(-1) == 1.0);
       }(),
       30s);
+}
+
+// A gateway on 4 threads (a strand per connection, one lock client) and 8 threads of buyers,
+// each with its own io_context. Each buyer buys its own item (a lock name of its own) under 10
+// keys, and a shared item under 10 keys that all the buyers use, in different orders. Every
+// purchase answers 200, each key gets one answer, and each item sells one unit per key, each
+// unit its own "left" (a sale that read the stock beside another, outside the lock, would repeat
+// one). Stopped, the gateway exits 0: a clean shutdown, and no report from a thread sanitizer.
+BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
+{
+   gateway_process gw{ioc, srv, {"--stock", "1000", "--threads", "4"}};
+   run(ioc, gw.started(), 30s);
+   auto const shared = unique_item();
+   constexpr int buyers = 8, rounds = 20;
+   struct purchase {
+      std::string item, key;
+      http_answer answer;
+   };
+   std::vector<std::vector<purchase>> bought(buyers);  // each thread writes its own
+   std::vector<std::string> failed(buyers);
+   std::vector<std::thread> threads;
+   for (int t = 0; t < buyers; ++t)
+      threads.emplace_back([&, t] {
+         asio::io_context own;
+         auto const mine = shared + "-own" + std::to_string(t);
+         auto purchases = [&]() -> asio::awaitable<void> {
+            for (int i = 0; i < rounds; ++i) {
+               auto const key = "order-" + std::to_string((i / 2 + t) % 10);
+               auto const& item = i % 2 ? shared : mine;
+               auto answer = co_await buy(gw.port(), item, key);
+               bought[t].push_back({item, key, std::move(answer)});
+            }
+         };
+         try {
+            run(own, purchases(), 120s);
+         } catch (std::exception const& e) {
+            failed[t] = e.what();
+         }
+      });
+   for (auto& t : threads)
+      t.join();
+
+   std::map<std::string, std::map<std::string, std::set<std::string>>> answers;  // item, key
+   for (int t = 0; t < buyers; ++t) {
+      BOOST_TEST(failed[t].empty(), "buyer " << t << ": " << failed[t]);
+      BOOST_TEST(bought[t].size() == std::size_t{rounds});
+      for (auto const& p : bought[t]) {
+         BOOST_TEST(p.answer.status == 200, p.answer.body);
+         answers[p.item][p.key].insert(p.answer.body);
+      }
+   }
+   BOOST_TEST(answers.size() == std::size_t{buyers + 1});
+   for (auto const& [item, by_key] : answers) {
+      std::set<std::string> lefts;
+      for (auto const& [key, bodies] : by_key) {
+         BOOST_TEST(bodies.size() == 1u, item << ' ' << key << " got different answers");
+         lefts.insert(*bodies.begin());
+      }
+      BOOST_TEST(lefts.size() == 10u, item);  // each key bought its own unit
+      BOOST_TEST(srv.text({"GET", "stock:" + item}) == "990", item);
+   }
+   BOOST_TEST(gw.stop() == 0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -5,6 +5,8 @@
 // (test_inspect.cpp).
 #include "sansio/inspection.hpp"
 
+#include "support/resp_reply.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <boost/redis/resp3/node.hpp>
@@ -43,11 +45,10 @@ element i(long long v)
 
 generic_response reply(std::vector<element> const& es)
 {
-   generic_response r;
-   r.value().push_back(node{type::array, es.size(), 0, ""});
+   std::vector<node> nodes{node{type::array, es.size(), 0, ""}};
    for (auto const& e : es)
-      r.value().push_back(node{e.text ? type::blob_string : type::number, 1, 1, e.value});
-   return r;
+      nodes.push_back(node{e.text ? type::blob_string : type::number, 1, 1, e.value});
+   return locksmith::test::reply(std::move(nodes));
 }
 
 // The reply of a node: lock key type, PTTL, value, fence, writer-waiting PTTL, then the members,

@@ -4,6 +4,8 @@
 #include "sansio/scripts.hpp"
 #include "sansio/set_scripts.hpp"
 
+#include "support/resp_reply.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <boost/redis/resp3/node.hpp>
@@ -24,24 +26,14 @@ using locksmith::error;
 using locksmith::error_code;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::ownership;
-
-generic_response reply(std::vector<node> nodes)
-{
-   generic_response r;
-   r.value() = std::move(nodes);
-   return r;
-}
+using locksmith::test::number;
+using locksmith::test::reply;
 
 generic_response server_error_reply(std::string diagnostic, type t = type::simple_error)
 {
    generic_response r;
    r = boost::redis::adapter::error{t, std::move(diagnostic)};
    return r;
-}
-
-node number(std::string v, std::size_t depth)
-{
-   return node{type::number, 1, depth, std::move(v)};
 }
 
 // The acquire script's `{flag, value}`.

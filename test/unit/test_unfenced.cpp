@@ -7,6 +7,8 @@
 #include "sansio/scripts.hpp"
 #include "sansio/unfenced_reply.hpp"
 
+#include "support/resp_reply.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <boost/redis/resp3/node.hpp>
@@ -24,13 +26,8 @@ using boost::redis::resp3::type;
 using locksmith::error;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::parse_unfenced_acquire;
-
-generic_response reply(std::vector<node> nodes)
-{
-   generic_response r;
-   r.value() = std::move(nodes);
-   return r;
-}
+using locksmith::test::number;
+using locksmith::test::reply;
 
 node ok()
 {
@@ -40,11 +37,6 @@ node ok()
 node nil()
 {
    return node{type::null, 1, 0, ""};
-}
-
-node number(std::string v)
-{
-   return node{type::number, 1, 0, std::move(v)};
 }
 
 }  // namespace

@@ -42,6 +42,20 @@ bool run_on_4_threads(asio::io_context& ioc, std::future<void> done,
    return in_time;
 }
 
+// What both cases check once the threads are joined: the workers finished in time, no two held
+// a name at once, nothing failed, every completion ran on its caller's strand, and no lock key
+// is left.
+void check_outcome(bool done, int overlaps, int failures, int off_strand, redis_server& srv,
+                   std::vector<std::string> const& names)
+{
+   BOOST_REQUIRE_MESSAGE(done, "the workers did not finish within 60 s");
+   BOOST_TEST(overlaps == 0);
+   BOOST_TEST(failures == 0);
+   BOOST_TEST(off_strand == 0);
+   for (auto const& n : names)
+      BOOST_TEST(srv.text({"EXISTS", lock_key(n)}) == "0");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(one_client_on_a_strand_of_an_io_context_run_by_4_threads)
@@ -92,14 +106,8 @@ BOOST_AUTO_TEST_CASE(one_client_on_a_strand_of_an_io_context_run_by_4_threads)
 
    // The client is destroyed on its strand too; then the threads are let go.
    bool const done = run_on_4_threads(ioc, all_done.get_future(), c);
-
-   BOOST_REQUIRE_MESSAGE(done, "the workers did not finish within 60 s");
-   BOOST_TEST(overlaps == 0);
-   BOOST_TEST(failures == 0);
-   BOOST_TEST(off_strand == 0);
+   check_outcome(done, overlaps, failures, off_strand, srv, names);
    BOOST_TEST_MESSAGE("completions ran on " << threads_seen.size() << " threads");
-   for (auto const& n : names)
-      BOOST_TEST(srv.text({"EXISTS", lock_key(n)}) == "0");
 }
 
 // The pattern of a thread-pool gateway: a strand per connection, one client on a strand of its
@@ -187,14 +195,8 @@ BOOST_AUTO_TEST_CASE(one_client_called_from_8_strands_of_an_io_context_run_by_4_
       });
    }
    bool const done = run_on_4_threads(ioc, all_done.get_future(), c);
-
-   BOOST_REQUIRE_MESSAGE(done, "the workers did not finish within 60 s");
-   BOOST_TEST(overlaps == 0);
-   BOOST_TEST(failures == 0);
-   BOOST_TEST(off_strand == 0);
+   check_outcome(done, overlaps, failures, off_strand, srv, names);
    BOOST_TEST(uncancelled == 0);
-   for (auto const& n : names)
-      BOOST_TEST(srv.text({"EXISTS", lock_key(n)}) == "0");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

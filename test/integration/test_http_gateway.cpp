@@ -278,10 +278,11 @@ BOOST_AUTO_TEST_CASE(a_frozen_gateways_late_write_is_refused_by_its_fence)
 
 // A gateway on 4 threads (a strand per connection, one lock client) and 8 threads of buyers,
 // each with its own io_context. Each buyer buys its own item (a lock name of its own) under 10
-// keys, and a shared item under 10 keys that all the buyers use, in different orders. Every
-// purchase answers 200, each key gets one answer, and each item sells one unit per key, each
-// unit its own "left" (a sale that read the stock beside another, outside the lock, would repeat
-// one). Stopped, the gateway exits 0: a clean shutdown, and no report from a thread sanitizer.
+// keys, and a shared item under 10 keys that all the buyers use, in different orders, and reads
+// the stock and /metrics now and then. Every purchase and read answers 200, each key gets one
+// answer, and each item sells one unit per key, each unit its own "left" (a sale that read the
+// stock beside another, outside the lock, would repeat one). Stopped, the gateway exits 0: a clean
+// shutdown, and no report from a thread sanitizer.
 BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
 {
    gateway_process gw{ioc, srv, {"--stock", "1000", "--threads", "4"}};
@@ -294,6 +295,7 @@ BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
    };
    std::vector<std::vector<purchase>> bought(buyers);  // each thread writes its own
    std::vector<std::string> failed(buyers);
+   std::vector<std::vector<http_answer>> reads(buyers);  // GET /stock/<item> and /metrics
    std::vector<std::thread> threads;
    for (int t = 0; t < buyers; ++t)
       threads.emplace_back([&, t] {
@@ -305,6 +307,10 @@ BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
                auto const& item = i % 2 ? shared : mine;
                auto answer = co_await buy(gw.port(), item, key);
                bought[t].push_back({item, key, std::move(answer)});
+               if (i % 5 == 4) {  // reads beside the sales: /stock and the client's metrics
+                  auto const target = i % 10 == 9 ? "/metrics" : "/stock/" + item;
+                  reads[t].push_back(co_await http(gw.port(), "GET", target));
+               }
             }
          };
          try {
@@ -320,6 +326,8 @@ BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
    for (int t = 0; t < buyers; ++t) {
       BOOST_TEST(failed[t].empty(), "buyer " << t << ": " << failed[t]);
       BOOST_TEST(bought[t].size() == std::size_t{rounds});
+      for (auto const& r : reads[t])
+         BOOST_TEST(r.status == 200, r.body);
       for (auto const& p : bought[t]) {
          BOOST_TEST(p.answer.status == 200, p.answer.body);
          answers[p.item][p.key].insert(p.answer.body);

@@ -89,7 +89,7 @@ struct gateway {
    asio::steady_timer drained{ex, asio::steady_timer::time_point::max()};  // when open is empty
 
    // Boost.Redis's connection, unlike the lock client, must be called on its own executor: the
-   // call hops there and back (with one thread, that costs a post).
+   // call hops there and back (a coroutine frame and two posts, small beside the round trip).
    template <class Response>
    asio::awaitable<void> exec(redis::request const& req, Response& res)
    {

@@ -5,6 +5,7 @@
 #include "sansio/eval_reply.hpp"
 
 #include "support/print.hpp"
+#include "support/resp_reply.hpp"
 
 #include <boost/asio/error.hpp>
 #include <boost/redis/error.hpp>
@@ -41,10 +42,7 @@ constexpr char const* wrapped_denial =
    "@user_script:1: @user_script: 1: The user executing the script can't run this command or "
    "subcommand ";
 
-node number(std::string v, std::size_t depth = 0)
-{
-   return node{type::number, 1, depth, std::move(v)};
-}
+using locksmith::test::number;
 
 // The acquire script's `{flag, value}`, then what else the request read (a WAIT's count).
 generic_response acquired(std::string flag, std::string value, std::vector<node> more = {})

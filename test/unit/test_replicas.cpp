@@ -2,6 +2,8 @@
 // (src/sansio/replicas.hpp), over hand-built RESP3 replies.
 #include "sansio/replicas.hpp"
 
+#include "support/resp_reply.hpp"
+
 #include <boost/test/unit_test.hpp>
 
 #include <boost/redis/resp3/node.hpp>
@@ -21,17 +23,8 @@ using boost::redis::resp3::type;
 using locksmith::config;
 using namespace locksmith::detail;
 
-node number(std::string v, std::size_t depth = 0)
-{
-   return node{type::number, 1, depth, std::move(v)};
-}
-
-generic_response reply(std::vector<node> nodes)
-{
-   generic_response r;
-   r.value() = std::move(nodes);
-   return r;
-}
+using locksmith::test::number;
+using locksmith::test::reply;
 
 // The acquire script's `{flag, value}`, then what else the request read.
 generic_response acquire_then(std::string flag, std::string value, std::vector<node> more)

@@ -39,8 +39,15 @@ public:
 
    void settle() override
    {
-      auto const port = (master_is_first() ? group_.master() : group_.replica()).port();
-      if (!test::wait_until([&] { return group_.ready_with_master(port); }, 60s))
+      auto& now = master_is_first() ? group_.master() : group_.replica();
+      auto& old = master_is_first() ? group_.replica() : group_.master();
+      // The Sentinels list the old master as a replica as soon as they switch, seconds before
+      // they demote it: the next failover must wait until it really is one, in sync.
+      auto const demoted = [&] {
+         auto const r = test::info_section(old, "replication");
+         return r.find("role:slave") != r.npos && r.find("master_link_status:up") != r.npos;
+      };
+      if (!test::wait_until([&] { return group_.ready_with_master(now.port()) && demoted(); }, 60s))
          throw std::runtime_error("the old master did not rejoin as a replica within 60 s");
    }
 

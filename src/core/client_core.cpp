@@ -3,6 +3,7 @@
 
 #include "transport/cluster_node.hpp"
 #include "transport/redis_node.hpp"
+#include "transport/sentinel_node.hpp"
 #include "engines/extend.hpp"
 #include "transport/log.hpp"
 #include "engines/release.hpp"
@@ -109,6 +110,9 @@ void client_core::start()
          auto u = *parse_url(url);
          if (u.cluster())
             ctx_.nodes.push_back(std::make_shared<cluster_node>(ctx_.ex, std::move(u), ctx_.cfg));
+         else if (u.sentinel())
+            ctx_.nodes.push_back(std::make_shared<sentinel_node>(ctx_.ex, std::move(u), ctx_.cfg,
+                                                                 fleet, ctx_.nodes.size()));
          else
             ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, std::move(u), ctx_.cfg,
                                                               fleet, ctx_.nodes.size()));

@@ -6,8 +6,10 @@ namespace {
 
 // Boost.Redis 1.92's log lines (boost/redis/impl/run_fsm.ipp and reader_fsm.ipp).
 constexpr std::string_view attempt_starts = "Trying to connect to Redis server";
+constexpr std::string_view connected = "Connected to Redis server at ";
 constexpr std::string_view connect_failed = "Failed to connect to Redis server";
 constexpr std::string_view read_failed = "Error reading data from the server";
+constexpr std::string_view write_failed = "Error writing data to the server";
 constexpr std::string_view setup_failed = "Setup request execution failed: ";
 constexpr std::string_view setup_done = "Setup request execution: success";
 
@@ -24,6 +26,15 @@ void link_health::on_log(bool problem, std::string_view line)
       last_problem_ = line;
    if (line.starts_with(attempt_starts)) {
       tls_attempt_.clear();
+      up_ = false;
+   } else if (line.starts_with(write_failed)) {
+      up_ = false;
+   } else if (line.starts_with(connected)) {
+      // "Connected to Redis server at 127.0.0.1:6379 (TLS disabled)"
+      auto const address = line.substr(connected.size());
+      server_ = address.substr(0, address.find(' '));
+      ++connections_;
+      up_ = true;
    } else if (line.starts_with(setup_done)) {
       clear_lasting();
    } else if (line.starts_with(setup_failed)) {
@@ -31,6 +42,7 @@ void link_health::on_log(bool problem, std::string_view line)
       if (is_auth_error(diagnostic))
          set_lasting(error::auth_failed, std::string{diagnostic});
    } else if (line.starts_with(connect_failed) || line.starts_with(read_failed)) {
+      up_ = false;
       // A server that refuses our certificate under TLS 1.3 does so after the handshake, so
       // the attempt ends with a read error; a refused or timed-out connection is no TLS problem.
       if (!tls_attempt_.empty())

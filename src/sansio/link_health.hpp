@@ -35,6 +35,15 @@ public:
 
    std::string const& last_problem() const noexcept { return last_problem_; }
 
+   /// The server that the connection reached last ("host:port", as configured or as the
+   /// Sentinels named it), and how many times it connected so far: a Sentinel node follows a
+   /// switch of master by them (master_follow). Empty and 0 before the first connection.
+   std::string const& server() const noexcept { return server_; }
+   unsigned connections() const noexcept { return connections_; }
+   /// True from a connection until it fails (a read error) or an attempt fails: false while the
+   /// server is out of reach (and before the first connection), when a request only queues.
+   bool up() const noexcept { return up_; }
+
    /// auth_failed or tls_failed while the last attempt failed so; else no error.
    error_code lasting() const noexcept { return lasting_; }
    /// The reason of lasting(): the server's message, or the TLS problem.
@@ -45,6 +54,9 @@ private:
    void clear_lasting() noexcept;
 
    std::string last_problem_;
+   std::string server_;
+   unsigned connections_ = 0;
+   bool up_ = false;
    std::string tls_attempt_;  // the TLS problem of the current attempt, if any
    std::string tls_config_;   // a TLS file that cannot be loaded: every attempt fails
    error_code lasting_;

@@ -71,6 +71,10 @@ public:
    /// True from a call of ours that timed out until the node answers again (silence_gate).
    bool silent() const noexcept { return !gate_.open(); }
 
+   /// What the connection's attempts taught: its last problem, the server it reached last, how
+   /// many times it connected, and whether it is up (sentinel_watch, cluster_node's held calls).
+   link_health const& health() const noexcept { return *health_; }
+
    /// redis_node::command: a request whose every command has a reply, cancelled after `timeout`.
    void command(std::shared_ptr<boost::redis::request const> req, std::chrono::milliseconds timeout,
                 std::function<void(error_code, boost::redis::generic_response&&)> done);

@@ -51,6 +51,12 @@ void redis_node::reconnect()
    cmd_->reconnect();
 }
 
+void redis_node::follow_master()
+{
+   cmd_->reconnect();
+   sub_->drop();
+}
+
 void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                       std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
 {

@@ -79,6 +79,12 @@ public:
 
    void reconnect() override;
 
+   /// The Sentinels named another master (sentinel_watch): both connections drop theirs and ask
+   /// them again, as they do when the old master disconnects them at its demotion.
+   void follow_master();
+   /// What the command connection reached last (its server, its count of connections, up).
+   link_health const& command_health() const noexcept { return cmd_->health(); }
+
    std::string const& name() const noexcept override { return name_; }
 
    bool quarantined() const noexcept override;

@@ -110,4 +110,15 @@ void subscriber_link::dispatch_pushes()
       on_push_(e);
 }
 
+void subscriber_link::drop()
+{
+   if (stopped_)
+      return;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+   error_code ignored;
+   conn_.next_layer().next_layer().shutdown(boost::asio::socket_base::shutdown_both, ignored);
+#pragma GCC diagnostic pop
+}
+
 }  // namespace locksmith::detail

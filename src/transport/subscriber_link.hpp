@@ -42,6 +42,11 @@ public:
    /// redis_node::shard_subscribe: SSUBSCRIBE (or SUNSUBSCRIBE) of the channel.
    void shard_subscribe(std::string const& channel, bool subscribe);
 
+   /// Drops the connection as a server that closes it does, so that Boost.Redis connects again
+   /// (asking the Sentinels again, for a Sentinel node) and restores the subscriptions. Ending
+   /// the run instead would forget them.
+   void drop();
+
 private:
    void send(boost::redis::request req);
    void receive_loop();

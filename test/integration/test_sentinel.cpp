@@ -7,6 +7,7 @@
 
 namespace {
 
+using locksmith::test::info_section;
 using locksmith::test::sentinel_group;
 using locksmith::test::wait_until;
 
@@ -163,6 +164,55 @@ BOOST_AUTO_TEST_CASE(a_readonly_answer_is_a_failed_vote_not_a_server_error)
       BOOST_TEST(ec == error::quorum_unreachable);
       BOOST_TEST(mentions(diag.message(), "READONLY"), diag.message());
    }());
+}
+
+// `SENTINEL FAILOVER` leaves the old master running: the Sentinels name the new one within a
+// second or two, but demote the old one (which drops its clients) only seconds later; here never,
+// as its default user may not run REPLICAOF, so the Sentinels' reconfiguration is refused whole.
+// The client follows the switch all the same, while the old master still answers as a master: a
+// lock is granted on the new one. A lease that WAIT covered before the switch is held there, and
+// a client that asks for the replica gets nothing from either master, each left without one.
+BOOST_AUTO_TEST_CASE(locks_follow_a_switch_of_master_before_the_old_master_is_demoted)
+{
+   group.master().command({"ACL", "SETUSER", "default", "-replicaof", "-slaveof"});
+   locksmith::client plain{ioc.get_executor(), cfg()}, safe{ioc.get_executor(), cfg(1)};
+   auto const guarded = unique_key();
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto g = co_await safe.async_lock(guarded, {.ttl = 60s, .renew = false});
+         BOOST_TEST(group.replica().text({"GET", lock_key(guarded)}) == g.token());
+         auto first = co_await plain.async_lock(unique_key(), {.ttl = 10s});
+         co_await plain.async_unlock(first);
+
+         auto const r = group.sentinel(0).command(
+            {"SENTINEL", "FAILOVER", locksmith::test::sentinel_group::master_name});
+         BOOST_TEST_REQUIRE(r.str == "OK");
+         auto const switched = clock_type::now();
+         BOOST_TEST_REQUIRE(co_await eventually(
+            [&] { return group.names_master(group.replica().port()); }, 30s, 50ms));
+
+         // Until the client follows, the old master grants (its writes are lost to the switch).
+         bool on_new = false;
+         for (auto const until = clock_type::now() + 30s; !on_new && clock_type::now() < until;) {
+            auto const name = unique_key();
+            auto l = co_await plain.async_lock(name, {.ttl = 10s, .wait = 20s});
+            on_new = group.replica().text({"GET", lock_key(name)}) == l.token();
+            co_await plain.async_unlock(l);
+            if (!on_new)
+               co_await sleep_for(50ms);
+         }
+         BOOST_TEST_REQUIRE(on_new);
+         BOOST_TEST_MESSAGE("first grant on the new master " << to_ms(clock_type::now() - switched)
+                                                             << " ms after the failover");
+         BOOST_TEST(mentions(info_section(group.master(), "replication"), "role:master"));
+
+         auto [taken, none] = co_await plain.async_try_lock(guarded, {.ttl = 10s}, tuple);
+         BOOST_TEST(taken == error::lock_taken);
+         BOOST_TEST(co_await answer_of(safe, unique_key()) == error::not_enough_replicas);
+         BOOST_TEST(mentions(info_section(group.master(), "replication"), "role:master"));
+      }(),
+      90s);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -108,4 +108,44 @@ BOOST_AUTO_TEST_CASE(an_ordinary_drop_changes_nothing)
    BOOST_TEST(h.last_problem() == "Error reading data from the server: End of file");
 }
 
+// A Sentinel node compares the server its connection reached with the one the Sentinels name.
+BOOST_AUTO_TEST_CASE(the_server_reached_and_the_connections_made_are_counted)
+{
+   link_health h;
+   BOOST_TEST(h.server().empty());
+   BOOST_TEST(h.connections() == 0u);
+   h.on_log(false, trying);
+   h.on_log(true, refused);
+   BOOST_TEST(h.connections() == 0u);
+   h.on_log(false, connected);
+   BOOST_TEST(h.server() == "127.0.0.1:6379");
+   BOOST_TEST(h.connections() == 1u);
+   h.on_log(false, "Connected to Redis server at 127.0.0.1:6380 (TLS disabled)");
+   BOOST_TEST(h.server() == "127.0.0.1:6380");
+   BOOST_TEST(h.connections() == 2u);
+}
+
+// A Redis Cluster node holds calls for a master whose connection is down (cluster_node).
+BOOST_AUTO_TEST_CASE(a_link_is_up_from_a_connection_until_it_fails)
+{
+   link_health h;
+   BOOST_TEST(!h.up());
+   h.on_log(false, trying);
+   BOOST_TEST(!h.up());
+   h.on_log(false, connected);
+   BOOST_TEST(h.up());
+   h.on_log(false, setup_ok);
+   BOOST_TEST(h.up());
+   h.on_log(true, "Error reading data from the server: End of file [asio.misc:2]");
+   BOOST_TEST(!h.up());
+   h.on_log(false, trying);
+   h.on_log(true, refused);
+   BOOST_TEST(!h.up());
+   h.on_log(false, trying);
+   h.on_log(false, connected);
+   BOOST_TEST(h.up());
+   h.on_log(true, "Error writing data to the server: Broken pipe");
+   BOOST_TEST(!h.up());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

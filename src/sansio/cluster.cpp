@@ -1,7 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "sansio/cluster.hpp"
 
-#include <algorithm>
 #include <charconv>
 
 namespace locksmith::detail {
@@ -156,48 +155,6 @@ std::optional<std::vector<slot_range>> parse_cluster_slots(std::vector<resp_node
    if (out.size() != reply.front().aggregate_size)
       return std::nullopt;
    return out;
-}
-
-void held_calls::hold(std::uint64_t id, std::uint16_t slot, std::string master,
-                      clock::time_point deadline)
-{
-   calls_.push_back({id, slot, std::move(master), deadline});
-}
-
-held_calls::steps held_calls::review(owner_fn const& owner, reachable_fn const& reachable,
-                                     clock::time_point now)
-{
-   steps out;
-   std::erase_if(calls_, [&](held const& c) {
-      if (now >= c.deadline)
-         out.fail.push_back(c.id);
-      else if (owner(c.slot) != c.master || reachable(c.master))
-         out.send.push_back(c.id);
-      else
-         return false;
-      return true;
-   });
-   return out;
-}
-
-std::vector<std::uint64_t> held_calls::take_all()
-{
-   std::vector<std::uint64_t> ids;
-   for (auto const& c : calls_)
-      ids.push_back(c.id);
-   calls_.clear();
-   return ids;
-}
-
-std::optional<held_calls::clock::time_point> held_calls::next_review(clock::time_point now,
-                                                                     clock::duration every) const
-{
-   if (calls_.empty())
-      return std::nullopt;
-   auto at = now + every;
-   for (auto const& c : calls_)
-      at = std::min(at, c.deadline);
-   return at;
 }
 
 }  // namespace locksmith::detail

@@ -8,9 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -57,52 +55,6 @@ struct redirect_plan {
 /// It gives up when no time is left for another send after the pause.
 redirect_plan plan_redirect(bool try_again, unsigned redirections,
                             std::chrono::steady_clock::duration left) noexcept;
-
-/// Script calls that a Redis Cluster node holds back while the master of their slot is out of
-/// reach (its connection, up before, is down: a master killed, or restarting). Sent there, a call
-/// would only queue until its deadline, while the cluster may name a new master for the slot at
-/// any moment (a replica promoted); held, it goes out as soon as the slot map names another
-/// master, or the master is reachable again, and fails unsent at its deadline. No I/O: the calls
-/// are named by the caller's ids, the masters by address.
-class held_calls {
-public:
-   using clock = std::chrono::steady_clock;
-   /// The master that serves a slot now, as the slot map says.
-   using owner_fn = std::function<std::string(std::uint16_t slot)>;
-   /// Whether a master can be reached now.
-   using reachable_fn = std::function<bool(std::string const& master)>;
-
-   void hold(std::uint64_t id, std::uint16_t slot, std::string master, clock::time_point deadline);
-
-   struct steps {
-      std::vector<std::uint64_t> send;  // to their slot's master now, in the order held
-      std::vector<std::uint64_t> fail;  // past their deadline: they fail, never sent
-   };
-   /// Takes out the calls whose slot has another master now or whose master can be reached
-   /// again, and those whose deadline has passed.
-   steps review(owner_fn const& owner, reachable_fn const& reachable, clock::time_point now);
-
-   /// Takes out every call, in the order held (the node stops).
-   std::vector<std::uint64_t> take_all();
-
-   /// When to review next while calls are held: at the earliest deadline, and at the latest
-   /// `every` from now, to see whether the master can be reached again, or the slot map
-   /// (reloaded meanwhile: it names a new master only when asked) names another. Empty when no
-   /// call is held.
-   std::optional<clock::time_point> next_review(clock::time_point now, clock::duration every) const;
-
-   bool empty() const noexcept { return calls_.empty(); }
-   std::size_t size() const noexcept { return calls_.size(); }
-
-private:
-   struct held {
-      std::uint64_t id;
-      std::uint16_t slot;
-      std::string master;
-      clock::time_point deadline;
-   };
-   std::vector<held> calls_;
-};
 
 /// Slots `first`..`last` (inclusive) and their master.
 struct slot_range {

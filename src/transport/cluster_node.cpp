@@ -29,6 +29,17 @@ bool master_may_be_gone(node_reply const& r)
 
 }  // namespace
 
+struct cluster_node::routed_call {
+   std::shared_ptr<script_call const> call;
+   clock::time_point start;
+   clock::time_point deadline;
+   std::function<bool()> still_wanted;
+   std::function<void(node_reply&&)> done;
+   bool even_if_silent = false;
+   std::uint16_t slot = 0;
+   unsigned redirections = 0;
+};
+
 cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const& cfg)
     : ex_{std::move(ex)}
     , url_{std::move(url)}
@@ -36,7 +47,6 @@ cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const&
     , name_{redacted(url_)}
     , refresh_timer_{ex_}
     , owner_(slot_count)
-    , review_timer_{ex_}
     , log_{cfg}
 {
    for (auto const& e : url_.seeds)
@@ -168,12 +178,6 @@ void cluster_node::stop()
 {
    stopped_ = true;
    refresh_timer_.cancel();
-   review_timer_.cancel();
-   for (auto const id : held_.take_all()) {
-      auto c = std::move(held_by_id_[id]);
-      held_by_id_.erase(id);
-      fail_unsent(std::move(c), asio::error::operation_aborted, "the client was stopped");
-   }
    for (auto const& [addr, n] : masters_)
       n->stop();
 }
@@ -250,8 +254,6 @@ void cluster_node::route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_n
    auto const left =
       std::max(std::chrono::ceil<std::chrono::milliseconds>(c->deadline - clock::now()),
                std::chrono::milliseconds{1});
-   if (!asking && out_of_reach(to))
-      return hold(std::move(c), to);
    auto on = [self = shared_from_this(), c, to](node_reply&& r) {
       self->on_reply(c, to, std::move(r));
    };

@@ -32,11 +32,7 @@ namespace locksmith::detail {
 /// passing failure, with the server's message) fails as it is, and has the map reloaded, at most
 /// once per refresh_spacing: after a failover the slots of a dead master have a new one, which
 /// no redirection will name. The map is asked of the node that last answered it, then of the
-/// seeds, then of every other master known. A call for a master whose connection is down (it
-/// was up before: the master died, or restarts) is not queued there but held (held_calls): the
-/// map is reloaded every refresh_spacing while any is held, and the call goes out as soon as the
-/// map names another master for its slot (a replica promoted) or the master is back; at its
-/// deadline it fails unsent (asio::error::timed_out), as a call to a silent node does.
+/// seeds, then of every other master known.
 ///
 /// Release notifications use sharded pub/sub (Redis 7): each script that publishes is sent as its
 /// sharded twin (SPUBLISH, sharded_twin), so a release reaches the master of its channel's slot
@@ -79,16 +75,7 @@ private:
    // one is asked.
    static constexpr std::chrono::milliseconds slots_timeout{2000};
 
-   struct routed_call {
-      std::shared_ptr<script_call const> call;
-      std::chrono::steady_clock::time_point start;
-      std::chrono::steady_clock::time_point deadline;
-      std::function<bool()> still_wanted;
-      std::function<void(node_reply&&)> done;
-      bool even_if_silent = false;
-      std::uint16_t slot = 0;
-      unsigned redirections = 0;
-   };
+   struct routed_call;
    void begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
               std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
               bool even_if_silent);
@@ -116,11 +103,6 @@ private:
    std::string const& address_of(std::shared_ptr<redis_node> const& n) const;
    void follow_slots();
    void run(shard_subscriptions::steps st, bool defer_tell);
-   bool out_of_reach(std::shared_ptr<redis_node> const& n) const;
-   void hold(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> const& at);
-   void review_held();
-   void schedule_review();
-   void fail_unsent(std::shared_ptr<routed_call> c, error_code ec, std::string why);
 
    boost::asio::any_io_executor ex_;
    node_url url_;
@@ -140,10 +122,6 @@ private:
    std::vector<std::shared_ptr<redis_node>> owner_;  // each slot's master; null: not known
    shard_subscriptions shards_;                      // the release channels, by master address
    std::string unsupported_;  // why a master cannot serve (no SPUBLISH); empty: none found
-   held_calls held_;          // calls for a master out of reach, by id
-   std::map<std::uint64_t, std::shared_ptr<routed_call>> held_by_id_;
-   std::uint64_t next_held_id_ = 0;
-   boost::asio::steady_timer review_timer_;
    log_sink log_;
 };
 

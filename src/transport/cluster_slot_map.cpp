@@ -1,17 +1,12 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // cluster_node's slot map: which master owns each slot, reloaded with CLUSTER SLOTS when a
-// redirection or a failed call says it is stale, the sharded subscriptions that follow it, and
-// the calls held while their master is out of reach.
+// redirection or a failed call says it is stale, and the sharded subscriptions that follow it.
 #include "transport/cluster_node.hpp"
-
-#include <boost/asio/error.hpp>
-#include <boost/asio/post.hpp>
 
 #include <algorithm>
 #include <utility>
 
 namespace locksmith::detail {
-namespace asio = boost::asio;
 namespace redis = boost::redis;
 using clock = std::chrono::steady_clock;
 
@@ -20,10 +15,6 @@ namespace {
 // The shortest time between two reloads of the slot map that failed calls ask for: every call
 // to a dead master fails, and a reload asks the cluster once for all of them.
 constexpr std::chrono::milliseconds refresh_spacing{200};
-
-// How often held calls are looked at again: whether their master is back (its connection's log
-// says so, no event), or the map reloaded meanwhile names another.
-constexpr std::chrono::milliseconds review_spacing{50};
 
 }  // namespace
 
@@ -159,84 +150,6 @@ void cluster_node::apply(std::vector<slot_range> const& map, std::string const& 
       std::fill(owner_.begin() + r.first, owner_.begin() + r.last + 1, m);
    }
    follow_slots();
-   // A promoted replica may serve the held calls' slots now.
-   review_held();
-}
-
-bool cluster_node::out_of_reach(std::shared_ptr<redis_node> const& n) const
-{
-   // A master never connected yet is connecting: a call queues there until it is, as at start.
-   auto const& link = n->command_health();
-   return link.connections() > 0 && !link.up();
-}
-
-void cluster_node::hold(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> const& at)
-{
-   auto const id = next_held_id_++;
-   held_.hold(id, c->slot, address_of(at), c->deadline);
-   held_by_id_.emplace(id, std::move(c));
-   refresh_soon();
-   schedule_review();
-}
-
-void cluster_node::schedule_review()
-{
-   auto const at = held_.next_review(clock::now(), review_spacing);
-   if (!at || stopped_)
-      return;
-   // Replaces the wait already set, whose handler then sees operation_aborted.
-   review_timer_.expires_at(*at);
-   review_timer_.async_wait([self = shared_from_this()](error_code ec) {
-      if (ec || self->stopped_)
-         return;
-      // Reloaded every refresh_spacing while calls wait: the map names a new master only when
-      // asked, and the callers may not fail often enough to ask it (their retries back off).
-      self->refresh_soon();
-      self->review_held();
-   });
-}
-
-void cluster_node::review_held()
-{
-   if (stopped_ || held_.empty())
-      return;
-   auto const st = held_.review([this](std::uint16_t slot) { return address_of(owner_of(slot)); },
-                                [this](std::string const& addr) {
-                                   auto it = masters_.find(addr);
-                                   return it != masters_.end() && !out_of_reach(it->second);
-                                },
-                                clock::now());
-   auto const take = [this](std::uint64_t id) {
-      auto c = std::move(held_by_id_[id]);
-      held_by_id_.erase(id);
-      return c;
-   };
-   for (auto const id : st.fail) {
-      auto c = take(id);
-      auto const why = address_of(owner_of(c->slot)) + " out of reach (" +
-                       owner_of(c->slot)->command_health().last_problem() + ")";
-      fail_unsent(std::move(c), asio::error::timed_out, why);
-   }
-   for (auto const id : st.send) {
-      auto c = take(id);
-      // An acquire that its caller decided meanwhile must not land behind the release it sent.
-      if (!c->still_wanted())
-         fail_unsent(std::move(c), asio::error::timed_out, "no longer wanted");
-      else
-         route(c, owner_of(c->slot), false);
-   }
-   schedule_review();
-}
-
-void cluster_node::fail_unsent(std::shared_ptr<routed_call> c, error_code ec, std::string why)
-{
-   node_reply r;
-   r.ec = ec;
-   r.sent = false;
-   r.server_message = "not sent: " + std::move(why);
-   r.latency = clock::now() - c->start;
-   // Never from inside the caller's own call (stop(), or a route() that it made).
-   asio::post(ex_, [c = std::move(c), r = std::move(r)]() mutable { c->done(std::move(r)); });
 }
 
 }  // namespace locksmith::detail

@@ -5,7 +5,6 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -186,85 +185,6 @@ BOOST_AUTO_TEST_CASE(a_redirected_call_follows_its_slot_until_its_deadline)
    BOOST_TEST(plan_redirect(false, 0, 0ms).give_up);
    BOOST_TEST(plan_redirect(false, 0, -5ms).give_up);
    BOOST_TEST(!plan_redirect(false, 0, 1ms).give_up);
-}
-
-namespace {
-
-using namespace std::chrono_literals;
-using ids = std::vector<std::uint64_t>;
-
-// A map where slot 1 is "b:2"'s and every other slot "a:1"'s, and only `up` can be reached.
-struct held_world {
-   std::string slot1_owner = "a:1";
-   std::vector<std::string> up;
-
-   held_calls::owner_fn owner() const
-   {
-      return [this](std::uint16_t slot) { return slot == 1 ? slot1_owner : std::string{"a:1"}; };
-   }
-   held_calls::reachable_fn reachable() const
-   {
-      return
-         [this](std::string const& m) { return std::find(up.begin(), up.end(), m) != up.end(); };
-   }
-};
-
-}  // namespace
-
-BOOST_AUTO_TEST_CASE(held_calls_wait_for_a_new_master_or_for_theirs_to_come_back)
-{
-   auto const t0 = held_calls::clock::now();
-   held_world w;
-   held_calls h;
-   h.hold(1, 1, "a:1", t0 + 2s);
-   h.hold(2, 0, "a:1", t0 + 2s);
-   h.hold(3, 1, "a:1", t0 + 3s);
-   // Nothing changed: all wait.
-   auto st = h.review(w.owner(), w.reachable(), t0 + 100ms);
-   BOOST_TEST(st.send.empty());
-   BOOST_TEST(st.fail.empty());
-   BOOST_TEST(h.size() == 3u);
-   // The map names a new master for slot 1 (a replica promoted): its calls go, in order.
-   w.slot1_owner = "c:3";
-   st = h.review(w.owner(), w.reachable(), t0 + 200ms);
-   BOOST_TEST((st.send == ids{1, 3}));
-   BOOST_TEST(st.fail.empty());
-   // The old master is back (restarted): the call for its slot goes there.
-   w.up.push_back("a:1");
-   st = h.review(w.owner(), w.reachable(), t0 + 300ms);
-   BOOST_TEST((st.send == ids{2}));
-   BOOST_TEST(h.empty());
-}
-
-BOOST_AUTO_TEST_CASE(held_calls_fail_at_their_deadline)
-{
-   auto const t0 = held_calls::clock::now();
-   held_world w;
-   held_calls h;
-   h.hold(1, 0, "a:1", t0 + 50ms);
-   h.hold(2, 0, "a:1", t0 + 2s);
-   auto st = h.review(w.owner(), w.reachable(), t0 + 50ms);
-   BOOST_TEST((st.fail == ids{1}));
-   BOOST_TEST(st.send.empty());
-   // Past its deadline it fails even if its master is back.
-   w.up.push_back("a:1");
-   st = h.review(w.owner(), w.reachable(), t0 + 5s);
-   BOOST_TEST((st.fail == ids{2}));
-   BOOST_TEST(st.send.empty());
-   BOOST_TEST((h.take_all() == ids{}));
-}
-
-BOOST_AUTO_TEST_CASE(held_calls_are_reviewed_at_the_first_deadline_or_after_a_spacing)
-{
-   auto const t0 = held_calls::clock::now();
-   held_calls h;
-   BOOST_TEST(!h.next_review(t0, 50ms));
-   h.hold(1, 0, "a:1", t0 + 2s);
-   BOOST_TEST((*h.next_review(t0, 50ms) == t0 + 50ms));
-   h.hold(2, 0, "a:1", t0 + 20ms);
-   BOOST_TEST((*h.next_review(t0, 50ms) == t0 + 20ms));
-   BOOST_TEST((h.take_all() == ids{1, 2}));
-   BOOST_TEST(!h.next_review(t0, 50ms));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -53,8 +53,8 @@ struct three_waiters {
          auto& w = *waiters[i];
          tasks.spawn(wait_for_lock(w.c, name, opts, w.out, w.done));
          BOOST_REQUIRE(co_await eventually([&] {
-            return w.out.diag.attempts >= 2 && f.srv.text({"ZCARD", waiters_key(name)}) ==
-                                                  std::to_string(i + 1);
+            return w.out.diag.attempts >= 2 &&
+                   f.srv.text({"ZCARD", waiters_key(name)}) == std::to_string(i + 1);
          }));
       }
       co_return held;
@@ -99,8 +99,8 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
             // One more waiter takes the lock, and no other moves meanwhile.
             BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() == n; }, 10s));
             auto* last = std::find_if(s.waiters.begin(), s.waiters.end(), [](auto const& w) {
-                             return w->done.is_set() && w->out.held.held();
-                          })->get();
+                            return w->done.is_set() && w->out.held.held();
+                         })->get();
             BOOST_TEST(!last->out.ec, last->out.ec.message());
             BOOST_TEST(srv.text({"ZCARD", waiters_key(s.name)}) ==
                        std::to_string(s.waiters.size() - n));
@@ -135,13 +135,19 @@ BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_waiters)
                                done.set();
                             }));
          BOOST_REQUIRE(co_await eventually(
-            [&] { return srv.text({"ZCARD", waiters_key(name)}) == "1"; }, 10s));
+            [&] {
+               return srv.text({"ZCARD", waiters_key(name)}) == "1";
+            },
+            10s));
          BOOST_TEST(std::stoll(srv.text({"PTTL", waiters_key(name)})) > 20'000);
          cancel.emit(asio::cancellation_type::terminal);
          BOOST_REQUIRE(co_await done.wait(10s));
          BOOST_TEST(ended == asio::error::operation_aborted, ended.message());
          BOOST_TEST(co_await eventually(
-            [&] { return srv.text({"EXISTS", waiters_key(name)}) == "0"; }, 10s));
+            [&] {
+               return srv.text({"EXISTS", waiters_key(name)}) == "0";
+            },
+            10s));
          co_await holder.async_unlock(held);
       }(),
       40s);

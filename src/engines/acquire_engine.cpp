@@ -93,10 +93,11 @@ std::optional<waiter_entry> acquire_engine::registration(attempt& a, std::string
 {
    // Only a plain lock's waiter that a message wakes: a spinning one looks by itself, and a
    // waiter that is not subscribed yet would miss the message naming it (it registers with the
-   // try that follows the confirmation).
+   // try that follows the confirmation). A channel that still lingers subscribed will do: a
+   // waiter takes it again as soon as its try lost (wait_to_retry).
    bool const by_message = std::holds_alternative<wait_strategy::subscribe_t>(opts.strategy);
    if (kind.what != lease_kind::of::lock || !by_message || !a.wait_until || *a.wait_until <= a.t0 ||
-       !listener_.confirmed(channel))
+       !listener_.subscribed(channel))
       return std::nullopt;
    if (a.waiter.empty()) {
       a.waiter = random_token();
@@ -261,6 +262,10 @@ asio::awaitable<bool> acquire_engine::step_back(std::string const& name, std::st
 asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r,
                                                           retry_context const& c)
 {
+   // A waiter woken by messages takes the name's channel at once: one that still lingers
+   // subscribed is confirmed then, and the waiter sleeps registered with no second try.
+   if (c.spin == nullptr && !c.no_wait && queue_.mark_subscribed(c.name))
+      listener_.acquire(c.channel);
    auto const now = clock::now();
    attempt_facts const f{
       .lost = lost,

@@ -98,8 +98,11 @@ void release_listener::arm_sweep(std::chrono::steady_clock::time_point at) noexc
 
 bool release_listener::confirmed(channel_state const& ch) const noexcept
 {
-   if (ch.refs == 0)
-      return false;
+   return ch.refs > 0 && subscribed(ch);
+}
+
+bool release_listener::subscribed(channel_state const& ch) const noexcept
+{
    auto const n = std::count_if(ch.nodes.begin(), ch.nodes.end(),
                                 [](on_node const& x) { return x.active && x.pending == 0; });
    return static_cast<std::size_t>(n) >= quorum_of(nodes_);
@@ -109,6 +112,12 @@ bool release_listener::confirmed(std::string_view channel) const
 {
    auto it = channels_.find(channel);
    return it != channels_.end() && confirmed(it->second);
+}
+
+bool release_listener::subscribed(std::string_view channel) const
+{
+   auto it = channels_.find(channel);
+   return it != channels_.end() && subscribed(it->second);
 }
 
 std::uint64_t release_listener::events(std::string_view channel) const

@@ -50,6 +50,8 @@ public:
    /// UNSUBSCRIBE of ours is still on its way there. A release by any holder of a quorum then
    /// reaches us: its quorum and ours share a node. Waiters rely on messages only from then on.
    bool confirmed(std::string_view channel) const;
+   /// The same, referenced or not: also true of a channel that lingers subscribed.
+   bool subscribed(std::string_view channel) const;
 
    /// Counts what may mean that the lock is free now or that a release was missed: releases (a
    /// release under RedLock brings one message per node, all with its token: counted once),
@@ -107,6 +109,7 @@ private:
 
    channel_state& state(std::string const& channel);
    bool confirmed(channel_state const& ch) const noexcept;
+   bool subscribed(channel_state const& ch) const noexcept;
    static void bump(channel_state& ch) noexcept;
    void forget_if_idle(channel_map::iterator it) noexcept;
    void unsubscribe(std::string const& channel, channel_state& ch) noexcept;

@@ -144,8 +144,10 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          // A fair waiter's token was queued on every node, and any may have handed it the key.
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());
-         return result{error_code{},
-                       won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where)}};
+         result r{error_code{},
+                  won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where)}};
+         a.token.clear();  // the lease's now
+         return r;
       }
       a.lost = error::validity_expired;
    }
@@ -190,20 +192,25 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       a = std::move(*first);
    if (!no_wait)
       a.wait_until = deadline;
-   // The waiter leaves at every way out, a throw included: a cancellation throws at the next
-   // co_await (Asio's default, which the loop's own checks come after).
+   // At every way out, a throw included (a cancellation throws at the next co_await, Asio's
+   // default, which the loop's own checks come after), the waiter leaves the waiters, and a token
+   // not given back yet (a fair waiter's, queued on every node) is.
    struct leave_at_exit {
       acquire_engine& e;
       std::string const& name;
       attempt& a;
+      milliseconds lives;
+      lease_kind const& kind;
       ~leave_at_exit()
       {
          try {
+            if (!a.token.empty())
+               e.give_up(name, a.token, fanout_result{}, clock::now() + lives, kind);
             e.leave(name, a);
-         } catch (...) {  // out of memory: its registration expires by itself
+         } catch (...) {  // out of memory: the entries expire by themselves
          }
       }
-   } const leaving{*this, name, a};
+   } const leaving{*this, name, a, lives(opts, kind), kind};
    auto const* spin = fair ? nullptr : std::get_if<wait_strategy::spin>(&opts.strategy);
    for (bool judged = first != nullptr;; judged = false) {
       if (!judged) {

@@ -4,6 +4,7 @@
 // runs the same rows against fake_store.
 #include "support/integration.hpp"
 #include "support/script_table.hpp"
+#include "support/server_checks.hpp"
 
 #include "sansio/set_scripts.hpp"
 
@@ -133,8 +134,10 @@ BOOST_AUTO_TEST_CASE(redis_answers_every_row)
       locksmith::test::check_row(row, run(srv, row, row.code(), false));
 }
 
-// The twins answer as their scripts do, and publish with SPUBLISH.
-BOOST_AUTO_TEST_CASE(sharded_twins_answer_every_row)
+// The twins answer as their scripts do, and publish with SPUBLISH (Redis 7: skipped on older
+// servers, where no cluster runs them: the client refuses a Redis 6 cluster).
+BOOST_AUTO_TEST_CASE(sharded_twins_answer_every_row,
+                     *locksmith::test::needs_server_version(7, 0, "sharded pub/sub: SPUBLISH"))
 {
    redis_server srv;
    load_every_script(srv);

@@ -217,9 +217,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
          if (ctx_.stopped || co_await cancelled()) {
             if (handed)
                let_go(nullptr);
-            if (!a.token.empty())
-               give_up(name, a.token, fanout_result{}, clock::now() + lives(opts, kind), kind);
-            co_return result{asio::error::operation_aborted, {}};
+            co_return result{asio::error::operation_aborted, {}};  // `leaving` gives the token up
          }
          auto const call = begin(a, name, channel, opts, kind, handed);
          auto [ec, r] =
@@ -270,7 +268,8 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
                                                           retry_context const& c)
 {
    // A waiter woken by messages takes the name's channel at once: one that still lingers
-   // subscribed is confirmed then, and the waiter sleeps registered with no second try.
+   // subscribed is confirmed then, and the waiter sleeps registered with no second try. The
+   // name's contenders hold this one reference until the name is forgotten.
    if (c.spin == nullptr && !c.no_wait && queue_.mark_subscribed(c.name))
       listener_.acquire(c.channel);
    auto const now = clock::now();
@@ -297,10 +296,8 @@ asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanou
    if (step == next_step::draw_lots) {
       delay = lots_delay(slowest_reply(r), ctx_.cfg.node_timeout, left, random_);
    } else if (step == next_step::await_subscription) {
-      // The name's contenders hold one reference on its channel until the name is forgotten.
-      if (queue_.mark_subscribed(c.name))
-         listener_.acquire(c.channel);
-      // Woken by the confirmation; a server that never confirms (pub/sub refused) is polled.
+      // The channel was taken above. Woken by the confirmation; a server that never confirms
+      // (pub/sub refused) is polled.
       delay = std::min<microseconds>(probe_interval, left);
       wake_on = &c.channel;
    } else if (step == next_step::sleep_until_release) {

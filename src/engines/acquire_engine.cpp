@@ -99,8 +99,10 @@ std::optional<waiter_entry> acquire_engine::registration(attempt& a, std::string
    if (kind.what != lease_kind::of::lock || !by_message || !a.wait_until || *a.wait_until <= a.t0 ||
        !listener_.subscribed(channel))
       return std::nullopt;
+   // Tagged with this process's channel, to which a release that names it publishes.
    if (a.waiter.empty()) {
-      a.waiter = random_token();
+      a.waiter =
+         listener_.tag().empty() ? random_token() : waiter_id(listener_.tag(), random_token());
       listener_.await_handoff(a.waiter);
    }
    bool const before = a.registered;

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "engines/release_listener.hpp"
 
+#include "sansio/keys.hpp"
 #include "sansio/quorum.hpp"
 #include "sansio/set_scripts.hpp"
 
@@ -9,9 +10,11 @@
 namespace locksmith::detail {
 
 release_listener::release_listener(boost::asio::any_io_executor ex, std::size_t nodes, links l,
-                                   std::chrono::milliseconds linger, std::size_t max_lingering)
+                                   std::string tag, std::chrono::milliseconds linger,
+                                   std::size_t max_lingering)
     : nodes_{nodes}
     , links_{std::move(l)}
+    , tag_{std::move(tag)}
     , linger_{linger}
     , max_lingering_{max_lingering}
     , sweep_timer_{std::move(ex)}
@@ -34,9 +37,22 @@ void release_listener::acquire(std::string const& channel)
       ch.idle_since.reset();  // still subscribed: its lingering_ entry is now stale
       return;
    }
+   send(true, channel, ch);
+}
+
+void release_listener::send(bool subscribe, std::string const& channel, channel_state& ch)
+{
+   auto const& to = subscribe ? links_.subscribe : links_.unsubscribe;
+   // The twin first: its confirmation comes before the name's, which wakes the waiters, so a
+   // waiter that wakes to it finds both confirmed and registers with its next try.
+   auto const twin = tag_.empty() ? std::string{} : waiter_channel(channel, tag_);
    for (std::size_t i = 0; i < nodes_; ++i) {
-      ++ch.nodes[i].pending;
-      links_.subscribe(i, channel);
+      if (!twin.empty()) {
+         ++ch.nodes[i].own.pending;
+         to(i, twin);
+      }
+      ++ch.nodes[i].name.pending;
+      to(i, channel);
    }
 }
 
@@ -56,10 +72,7 @@ void release_listener::release(std::string const& channel) noexcept
 void release_listener::unsubscribe(std::string const& channel, channel_state& ch) noexcept
 {
    ch.idle_since.reset();
-   for (std::size_t i = 0; i < nodes_; ++i) {
-      ++ch.nodes[i].pending;
-      links_.unsubscribe(i, channel);
-   }
+   send(false, channel, ch);
 }
 
 void release_listener::sweep(bool timer_fired) noexcept
@@ -103,9 +116,23 @@ bool release_listener::confirmed(channel_state const& ch) const noexcept
 
 bool release_listener::subscribed(channel_state const& ch) const noexcept
 {
-   auto const n = std::count_if(ch.nodes.begin(), ch.nodes.end(),
-                                [](on_node const& x) { return x.active && x.pending == 0; });
+   auto const n =
+      std::count_if(ch.nodes.begin(), ch.nodes.end(), [this](on_node const& x) { return live(x); });
    return static_cast<std::size_t>(n) >= quorum_of(nodes_);
+}
+
+bool release_listener::live(on_node const& n) const noexcept
+{
+   return n.name.live() && (tag_.empty() || n.own.live());
+}
+
+std::string_view release_listener::name_of_twin(std::string_view channel) const noexcept
+{
+   auto const cut = tag_.size() + 1;
+   if (tag_.empty() || channel.size() <= cut || !channel.ends_with(tag_) ||
+       channel[channel.size() - cut] != ':')
+      return {};
+   return channel.substr(0, channel.size() - cut);
 }
 
 bool release_listener::confirmed(std::string_view channel) const
@@ -152,8 +179,9 @@ void release_listener::bump(channel_state& ch) noexcept
 void release_listener::forget_if_idle(channel_map::iterator it) noexcept
 {
    auto const& ch = it->second;
-   bool const settled = std::all_of(ch.nodes.begin(), ch.nodes.end(),
-                                    [](on_node const& x) { return x.pending == 0; });
+   bool const settled = std::all_of(ch.nodes.begin(), ch.nodes.end(), [](on_node const& x) {
+      return x.name.settled() && x.own.settled();
+   });
    if (ch.refs == 0 && !ch.idle_since && ch.sleepers.empty() && settled)
       channels_.erase(it);
 }
@@ -176,6 +204,9 @@ void release_listener::on_push(std::size_t node, push_event const& e)
       return;
    }
    auto it = channels_.find(e.channel);
+   bool const twin = it == channels_.end() && !name_of_twin(e.channel).empty();
+   if (twin)
+      it = channels_.find(name_of_twin(e.channel));
    if (it == channels_.end())
       return;
    auto& ch = it->second;
@@ -199,7 +230,7 @@ void release_listener::on_push(std::size_t node, push_event const& e)
       return;
    }
    bool const was = confirmed(ch);
-   auto& n = ch.nodes[node];
+   auto& n = twin ? ch.nodes[node].own : ch.nodes[node].name;
    n.pending -= n.pending > 0 ? 1 : 0;
    n.active = e.what == kind::subscribed;
    if (!was && confirmed(ch))

@@ -35,9 +35,18 @@ public:
    /// A channel nobody refers to stays subscribed for `linger` (zero: unsubscribed at once), so
    /// that a name contended again soon needs no new SUBSCRIBE and no wait for its confirmation;
    /// at most `max_lingering` channels linger at once, the oldest going first.
-   release_listener(boost::asio::any_io_executor ex, std::size_t nodes, links l,
+   ///
+   /// With a `tag` (no ':' in it), every channel has a twin of this process's own,
+   /// waiter_channel(channel, tag), subscribed and unsubscribed with it (the twin first): a
+   /// release that names one of our waiters (waiter_id(tag, ...)) publishes there, so that the
+   /// other processes that wait on the name are not woken to read it. Its messages count as the
+   /// channel's. Without one, a channel is the name's channel alone.
+   release_listener(boost::asio::any_io_executor ex, std::size_t nodes, links l, std::string tag,
                     std::chrono::milliseconds linger = std::chrono::milliseconds{0},
                     std::size_t max_lingering = 1024);
+
+   /// This process's tag (empty: no channels of our own).
+   std::string const& tag() const noexcept { return tag_; }
 
    /// Takes a reference on the channel; the first one subscribes on every node, unless the
    /// channel still lingers subscribed.
@@ -46,9 +55,10 @@ public:
    /// node.
    void release(std::string const& channel) noexcept;
 
-   /// True when the server confirmed the channel's subscription on a quorum of nodes, and no
-   /// UNSUBSCRIBE of ours is still on its way there. A release by any holder of a quorum then
-   /// reaches us: its quorum and ours share a node. Waiters rely on messages only from then on.
+   /// True when the server confirmed the channel's subscription (and its twin's) on a quorum of
+   /// nodes, and no UNSUBSCRIBE of ours is still on its way there. A release by any holder of a
+   /// quorum then reaches us: its quorum and ours share a node. Waiters rely on messages only
+   /// from then on, and register among the name's waiters (acquire.lua) only from then on.
    bool confirmed(std::string_view channel) const;
    /// The same, referenced or not: also true of a channel that lingers subscribed.
    bool subscribed(std::string_view channel) const;
@@ -85,9 +95,15 @@ private:
    // and our SUBSCRIBE and UNSUBSCRIBE of a channel alternate: `pending` counts those whose
    // confirmation is still to come, so a late confirmation of an earlier SUBSCRIBE never passes
    // for the latest one.
-   struct on_node {
+   struct subscription {
       unsigned pending = 0;
       bool active = false;  // the last confirmation was a subscribe
+      bool settled() const noexcept { return pending == 0; }
+      bool live() const noexcept { return active && pending == 0; }
+   };
+   struct on_node {
+      subscription name;  // the name's channel
+      subscription own;   // its twin (with a tag)
    };
    struct channel_state {
       std::size_t refs = 0;
@@ -108,6 +124,10 @@ private:
    using channel_map = std::unordered_map<std::string, channel_state, string_hash, std::equal_to<>>;
 
    channel_state& state(std::string const& channel);
+   // The channel a push is about: the name's, for its twin's (empty: not a twin).
+   std::string_view name_of_twin(std::string_view channel) const noexcept;
+   void send(bool subscribe, std::string const& channel, channel_state& ch);
+   bool live(on_node const& n) const noexcept;
    bool confirmed(channel_state const& ch) const noexcept;
    bool subscribed(channel_state const& ch) const noexcept;
    static void bump(channel_state& ch) noexcept;
@@ -118,6 +138,7 @@ private:
 
    std::size_t nodes_;
    links links_;
+   std::string tag_;
    std::unordered_set<std::string, string_hash, std::equal_to<>> handoffs_;
    channel_map channels_;
    std::chrono::milliseconds linger_;

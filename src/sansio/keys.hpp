@@ -32,6 +32,29 @@ inline std::string release_channel(std::string_view prefix, std::string_view nam
    return lock_key(prefix, name, ":released");
 }
 
+/// A waiting process's own release channel for the name: the release channel, ':' and the
+/// process's tag (release_listener::tag()). release.lua publishes there the message that names a
+/// waiter whose id is `...:tag` (waiter_id), so that only that process wakes to read it.
+inline std::string waiter_channel(std::string_view release_channel, std::string_view tag)
+{
+   std::string c;
+   c.reserve(release_channel.size() + 1 + tag.size());
+   c.append(release_channel).append(":").append(tag);
+   return c;
+}
+
+/// A waiter's id as registered among the waiters: the attempt's own random part, ':' and its
+/// process's tag (no ':' in it). release.lua reads the tag back to find waiter_channel. The random
+/// part comes first: waiters registered against one holder expire together, and ZPOPMIN takes
+/// the least member among equal scores, which must not be always the same process's.
+inline std::string waiter_id(std::string_view tag, std::string_view attempt)
+{
+   std::string id;
+   id.reserve(attempt.size() + 1 + tag.size());
+   id.append(attempt).append(":").append(tag);
+   return id;
+}
+
 /// The plain lock's waiting processes, a sorted set of waiter id → expiry (ms, server clock), so
 /// that a release wakes one of them: `prefix{name}:waiters`.
 inline std::string waiters_key(std::string_view prefix, std::string_view name)

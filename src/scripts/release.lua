@@ -11,8 +11,12 @@
 --              registered, the message is the prefix and the id of the one whose registration
 --              ends first, taken out of the set: it alone tries (the others wait for their
 --              turn, or for the holder's key to expire, as after a lost message), so a release
---              wakes one process, not every one. With none, the message is the token, the same
---              on every node, so that a waiter counts one release once.
+--              wakes one process, not every one. A waiter id "ID:TAG" is published on its
+--              process's own channel, the release channel and ":TAG" (detail::waiter_channel),
+--              to which only that process listens: the others are not even woken to read it. An
+--              id without a tag is published on the release channel. With none registered, the
+--              message is the token on the release channel, the same on every node, so that a
+--              waiter counts one release once.
 --          0   another token holds the key
 --          -1  there is no key (it expired)
 --
@@ -20,17 +24,21 @@
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  local message = ARGV[1]
+  local message, channel = ARGV[1], ARGV[2]
   if KEYS[2] then
     local w = redis.call('ZPOPMIN', KEYS[2])
     if w[1] then
       local t = redis.call('TIME')
       local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
       while w[1] and tonumber(w[2]) < now do w = redis.call('ZPOPMIN', KEYS[2]) end
-      if w[1] then message = ARGV[3] .. w[1] end
+      if w[1] then
+        message = ARGV[3] .. w[1]
+        local tag = string.match(w[1], ':([^:]+)$')
+        if tag then channel = channel .. ':' .. tag end
+      end
     end
   end
-  redis.call('PUBLISH', ARGV[2], message)
+  redis.call('PUBLISH', channel, message)
   return 1
 end
 if KEYS[2] then redis.call('ZREM', KEYS[2], ARGV[1]) end

@@ -5,8 +5,11 @@
 // which takes the lock with its first try after the message. A waiter that leaves takes its
 // registration with it, and one that a release names but that is gone (crashed) strands nobody:
 // the others take the lock at the holder's PTTL, as after a lost message.
+#include "support/blocking_client.hpp"
 #include "support/integration.hpp"
 #include "support/subscribe_fixture.hpp"
+
+#include "sansio/set_scripts.hpp"
 
 #include <algorithm>
 #include <array>
@@ -85,10 +88,15 @@ BOOST_FIXTURE_TEST_SUITE(herd, subscribe_fixture, *needs_redis_server())
 // Each release wakes one waiter, which wins with the try that the message caused: every waiter
 // made three tries (its first, the one after subscribing, the one after its message), none in
 // vain after the release of another. With a herd, the two others would try at the first release,
-// and lose.
+// and lose. And the message that names a waiter goes to its process's own channel: the name's
+// channel, to which every waiting process listens, carries only the last release's token (nobody
+// was registered then), so the others were not even woken to read a message meant for another.
 BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
 {
    three_waiters s{*this};
+   auto const channel = locksmith::detail::release_channel("locksmith:", s.name);
+   locksmith::test::blocking_client listener{"127.0.0.1", std::to_string(srv.port()), 10s};
+   listener.command({"SUBSCRIBE", channel});
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
@@ -113,6 +121,13 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
          BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
       }(),
       60s);
+   srv.text({"PUBLISH", channel, "end"});
+   std::vector<std::string> heard;
+   for (auto m = listener.receive(); m.elements.at(2).str != "end"; m = listener.receive())
+      heard.push_back(m.elements.at(2).str);
+   BOOST_TEST(heard.size() == 1u);  // the last release's
+   for (auto const& h : heard)
+      BOOST_TEST(!h.starts_with(locksmith::detail::handoff_prefix), h);
 }
 
 // A waiter that is cancelled leaves the waiters at once, not when its registration would have

@@ -87,6 +87,7 @@ observation run(redis_server& srv, script_row const& row, locksmith::detail::scr
    blocking_client listener{"127.0.0.1", port, 10s};
    BOOST_TEST_REQUIRE(c.command({"FLUSHALL"}).str == "OK");
    listener.command({sharded ? "SSUBSCRIBE" : "SUBSCRIBE", locksmith::test::table_channel});
+   listener.command({sharded ? "SSUBSCRIBE" : "SUBSCRIBE", locksmith::test::table_waiter_channel});
    observation seen;
    seen.t0_us = server_time_us(c);
    for (auto const& k : row.before)
@@ -102,7 +103,7 @@ observation run(redis_server& srv, script_row const& row, locksmith::detail::scr
       BOOST_TEST_REQUIRE(m.elements.size() == 3u);
       if (m.elements[2].str == end_of_row)
          break;
-      seen.published.push_back(m.elements[2].str);
+      seen.published.push_back(locksmith::test::published_as(m.elements[1].str, m.elements[2].str));
    }
    auto keys = c.command({"KEYS", "*"}).elements;
    std::ranges::sort(keys, {}, &reply::str);

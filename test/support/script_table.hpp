@@ -58,6 +58,15 @@ inline key_state list(std::string key, std::vector<std::string> items, std::int6
 
 /// The channel that the rows' releases publish on.
 inline constexpr char const* table_channel = "ch";
+/// The own channel of the process tagged "t" (waiter ids "...:t"): a row's message there is
+/// written "ch:t <message>" among its published ones.
+inline constexpr char const* table_waiter_channel = "ch:t";
+
+/// How a message is written among a row's published ones.
+inline std::string published_as(std::string const& channel, std::string const& message)
+{
+   return channel == table_channel ? message : channel + " " + message;
+}
 
 struct script_row {
    char const* what;  // the branch, for messages
@@ -67,7 +76,7 @@ struct script_row {
    std::vector<std::string> args{};
    char const* reply = "";
    std::vector<key_state> after{};
-   std::vector<std::string> published{};  // the messages on table_channel, in order
+   std::vector<std::string> published{};  // the messages (published_as), in order
    char const* real_only = nullptr;       // why fake_store does not run this row
 };
 

@@ -24,11 +24,12 @@ struct fixture {
 
    explicit fixture(std::size_t nodes,
                     std::chrono::milliseconds linger = std::chrono::milliseconds{0},
-                    std::size_t max_lingering = 1024)
+                    std::size_t max_lingering = 1024, std::string tag = {})
        : l{ioc.get_executor(),
            nodes,
            {[this](std::size_t i, std::string const& c) { sent.emplace_back(i, "+" + c); },
             [this](std::size_t i, std::string const& c) { sent.emplace_back(i, "-" + c); }},
+           tag,
            linger,
            max_lingering}
    {}
@@ -194,6 +195,50 @@ BOOST_AUTO_TEST_CASE(at_most_max_lingering_channels_linger)
    BOOST_TEST(f.l.lingering() == 2u);
    BOOST_TEST(f.sent.back().second == "-a");  // the oldest went first
    f.l.wake_all();
+}
+
+// With a tag, each channel has a twin of the process's own ("ch:t"), subscribed first, where a
+// release publishes the message that names one of its waiters: it counts as the channel's.
+BOOST_AUTO_TEST_CASE(a_tagged_channel_has_a_twin_that_counts_as_its_own)
+{
+   fixture f{3, std::chrono::milliseconds{0}, 1024, "t"};
+   f.l.acquire("ch");
+   using sent_t = std::vector<std::pair<std::size_t, std::string>>;
+   BOOST_TEST(
+      (f.sent ==
+       sent_t{{0, "+ch:t"}, {0, "+ch"}, {1, "+ch:t"}, {1, "+ch"}, {2, "+ch:t"}, {2, "+ch"}}));
+   auto const e0 = f.l.events("ch");
+   // Both confirmed on one node, the name's alone on another: no quorum of nodes yet.
+   f.ack(0, kind::subscribed, "ch:t");
+   f.ack(0, kind::subscribed, "ch");
+   f.ack(1, kind::subscribed, "ch");
+   BOOST_TEST(!f.l.confirmed("ch"));
+   BOOST_TEST(!f.l.subscribed("ch"));
+   f.ack(1, kind::subscribed, "ch:t");  // the twin completes the quorum: an event
+   BOOST_TEST(f.l.confirmed("ch"));
+   BOOST_TEST(f.l.events("ch") == e0 + 1);
+
+   // A waiter of ours named on the twin wakes the channel's sleepers; one of another process's
+   // tag ("ch:u") is not ours and is not heard here.
+   f.l.await_handoff("w:t");
+   f.ack(0, kind::message, "ch:t", std::string{locksmith::detail::handoff_prefix} + "w:t");
+   BOOST_TEST(f.l.events("ch") == e0 + 2);
+   f.ack(0, kind::message, "ch:u", std::string{locksmith::detail::handoff_prefix} + "w:t");
+   BOOST_TEST(f.l.events("ch") == e0 + 2);
+
+   // Given back: both unsubscribed, and forgotten once every node confirmed both.
+   f.ack(2, kind::subscribed, "ch:t");
+   f.ack(2, kind::subscribed, "ch");
+   f.sent.clear();
+   f.l.release("ch");
+   BOOST_TEST(f.sent.size() == 6u);
+   BOOST_TEST(f.sent[0].second == "-ch:t");
+   for (std::size_t i = 0; i < 3; ++i)
+      f.ack(i, kind::unsubscribed, "ch");
+   BOOST_TEST(f.l.events("ch") > 0u);  // the twin's confirmations are still to come
+   for (std::size_t i = 0; i < 3; ++i)
+      f.ack(i, kind::unsubscribed, "ch:t");
+   BOOST_TEST(f.l.events("ch") == 0u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

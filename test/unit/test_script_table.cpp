@@ -42,11 +42,11 @@ public:
          else
             set(k.key, std::move(value));
       }
-      auto const resp = evaluate(row.code(), row.keys, row.args,
-                                 [&](std::string const& channel, std::string const& message) {
-                                    if (channel == locksmith::test::table_channel)
-                                       seen.published.push_back(message);
-                                 });
+      auto const resp =
+         evaluate(row.code(), row.keys, row.args,
+                  [&](std::string const& channel, std::string const& message) {
+                     seen.published.push_back(locksmith::test::published_as(channel, message));
+                  });
       seen.t1_us = static_cast<std::int64_t>(server_time());
       seen.answer = to_reply(resp);
       for (auto const& key : keys()) {

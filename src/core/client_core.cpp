@@ -59,18 +59,11 @@ struct complete_lock {
    }
 };
 
-// The client's own release channels' tag (release_listener): 64 random bits, so that no two
-// clients on a server share one.
-std::string listener_tag()
-{
-   return random_token().substr(0, 16);
-}
-
 }  // namespace
 
 client_core::client_core(asio::any_io_executor e, config c)
     : ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = {}}
-    , listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), listener_tag(),
+    , listener_{ctx_.ex, ctx_.cfg.nodes.size(), listener_links(), random_tag(),
                 ctx_.cfg.subscription_linger}
     , queue_{ctx_.ex}
     , acquire_{ctx_, queue_, listener_}
@@ -88,7 +81,7 @@ client_core::client_core(asio::any_io_executor e, config c)
 client_core::client_core(asio::any_io_executor e, config c,
                          std::vector<std::shared_ptr<node>> given)
     : ctx_{.ex = std::move(e), .cfg = std::move(c), .config_error = {}, .nodes = std::move(given)}
-    , listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), listener_tag(),
+    , listener_{ctx_.ex, ctx_.nodes.size(), listener_links(), random_tag(),
                 ctx_.cfg.subscription_linger}
     , queue_{ctx_.ex}
     , acquire_{ctx_, queue_, listener_}

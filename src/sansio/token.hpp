@@ -17,6 +17,13 @@ std::string to_hex(std::array<std::uint8_t, 16> const& bytes);
 /// does not happen on Linux once the pool is initialised.
 std::string random_token();
 
+/// A client's tag (release_listener): 64 random bits, as 16 lower-case hex characters, so that
+/// no two clients on a server share one.
+inline std::string random_tag()
+{
+   return random_token().substr(0, 16);
+}
+
 }  // namespace locksmith::detail
 
 #endif

@@ -9,6 +9,8 @@
 
 namespace locksmith {
 
+struct report;
+
 /// How a waiter learns that it may try again.
 namespace wait_strategy {
 
@@ -123,6 +125,12 @@ struct lock_options {
    /// error::invalid_argument. Default true: a lease that can be fenced is the safe default, and
    /// the cost is the server's, not the caller's latency (one round trip either way).
    bool fence = true;
+
+   /// Where to say how each node answered in the acquisition's last attempt (see @ref report),
+   /// for callers who want to know why it failed. Reset when the operation starts; it must
+   /// outlive the operation, which only writes it while it runs (never a lease's later renewals).
+   /// Default none.
+   report* diag = nullptr;
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

@@ -100,7 +100,7 @@ asio::awaitable<void> reenter(process_ctx& c, client& cli, worker& w,
    auto opts = bench_options(c.spec);
    opts.wait = 0ms;
    auto token = use_tuple;
-   auto [ec, inner] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts, nullptr);
+   auto [ec, inner] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts);
    if (ec) {
       fail(c, "re-entry: " + ec.message());
       co_return;
@@ -123,7 +123,7 @@ asio::awaitable<void> lock_worker(process_ctx& c, client& cli, worker& w)
       w.locking = true;
       // (async_lock for the lock: it goes through the same initiation.)
       auto token = asio::bind_cancellation_slot(w.cancel.slot(), use_tuple);
-      auto [ec, held] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts, nullptr);
+      auto [ec, held] = co_await detail::initiate_acquire(cli, token, kind, w.name, opts);
       w.locking = false;
       auto const acquired = now_ns();
       c.shm.waiting_since[w.id] = 0;

@@ -38,8 +38,8 @@ asio::awaitable<bool> work(std::chrono::milliseconds d)
 // A helper that needs the account locked, whoever called it: for the same request it re-enters.
 asio::awaitable<bool> post_interest(locksmith::client& locks, std::string const& request)
 {
-   auto [ec, hold] = co_await locksmith::async_lock_reentrant(locks, account, request, {.ttl = 10s},
-                                                              asio::as_tuple);
+   auto [ec, hold] =
+      co_await locks.async_lock_reentrant(account, request, {.ttl = 10s}, asio::as_tuple);
    if (ec) {
       std::cout << request << ": helper could not lock: " << ec.message() << '\n';
       co_return false;
@@ -54,8 +54,8 @@ asio::awaitable<bool> post_interest(locksmith::client& locks, std::string const&
 
 asio::awaitable<void> handle(locksmith::client& locks, std::string request)
 {
-   auto [ec, hold] = co_await locksmith::async_lock_reentrant(
-      locks, account, request, {.ttl = 10s, .wait = 10s}, asio::as_tuple);
+   auto [ec, hold] = co_await locks.async_lock_reentrant(account, request,
+                                                         {.ttl = 10s, .wait = 10s}, asio::as_tuple);
    if (ec) {
       std::cout << request << ": could not lock: " << ec.message() << '\n';
       co_return;

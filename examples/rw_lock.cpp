@@ -59,16 +59,16 @@ asio::awaitable<bool> step(locksmith::client& locks, Take take, int id, bool wri
 
 asio::awaitable<void> reader(locksmith::client& locks, int id)
 {
-   auto const take = [](auto&&... args) {
-      return locksmith::async_read_lock(std::forward<decltype(args)>(args)...);
+   auto const take = [](locksmith::client& c, auto&&... args) {
+      return c.async_read_lock(std::forward<decltype(args)>(args)...);
    };
    while (co_await step(locks, take, id, false) && co_await take_time(100ms * id)) {}
 }
 
 asio::awaitable<void> writer(locksmith::client& locks)
 {
-   auto const take = [](auto&&... args) {
-      return locksmith::async_write_lock(std::forward<decltype(args)>(args)...);
+   auto const take = [](locksmith::client& c, auto&&... args) {
+      return c.async_write_lock(std::forward<decltype(args)>(args)...);
    };
    while (co_await take_time(1s) && co_await step(locks, take, 0, true)) {}
 }

@@ -40,8 +40,8 @@ asio::awaitable<void> caller(locksmith::client& locks, int id)
 {
    for (int round = 0; round < 3; ++round) {
       // Every user of the name must ask for the same number of permits.
-      auto [ec, permit] = co_await locksmith::async_acquire_permit(
-         locks, name, permits, {.ttl = 10s, .wait = 30s}, asio::as_tuple);
+      auto [ec, permit] = co_await locks.async_acquire_permit(
+         name, permits, {.ttl = 10s, .wait = 30s}, asio::as_tuple);
       if (ec) {
          std::cout << "caller " << id << ": no permit: " << ec.message() << '\n';
          co_return;

@@ -258,9 +258,11 @@ exec_settings to_settings(exec_args& a)
    auto const grace = a.grace ? duration_arg("--grace", *a.grace) : default_grace(room);
    if (grace > max_grace)
       throw usage_error{"--grace must be at most 24h"};
-   // The library reads a zero max_hold as "no cap", which is not what --max-hold 0ms asks for.
-   auto const max_hold = a.max_hold.empty() ? 0ms : duration_arg("--max-hold", a.max_hold);
-   if (!a.max_hold.empty() && (max_hold <= 0ms || max_hold > max_hold_limit))
+   // Checked here too, so that a bad --max-hold is a usage error (exit 64), not a failed lock.
+   std::optional<std::chrono::milliseconds> max_hold;
+   if (!a.max_hold.empty())
+      max_hold = duration_arg("--max-hold", a.max_hold);
+   if (max_hold && (*max_hold <= 0ms || *max_hold > max_hold_limit))
       throw usage_error{"--max-hold must be positive and at most 8760h (365 days)"};
    // renew is left at its default, true: the watchdog renews the lease while CMD runs.
    // The loss is declared early enough for CMD's grace period to end before the key expires.

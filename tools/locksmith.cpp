@@ -205,12 +205,14 @@ asio::awaitable<int> hold_and_run(locksmith::client& client, session& s, exec_ar
 {
    // A signal during the wait cancels it; the library then releases what the attempt may have set.
    locksmith::report diag;
+   auto opts = set.opts;
+   opts.diag = &diag;
    auto token =
       asio::bind_cancellation_slot(s.stop_locking.slot(), asio::as_tuple(asio::use_awaitable));
    // The lock as a read-write lock's writer (--fair: a fair lock), a permit (--permits) or a
-   // reader (--shared).
+   // reader (--shared): the kind is chosen at run time, so through the members' one front end.
    auto [ec, lease] =
-      co_await locksmith::detail::initiate_acquire(client, token, set.kind, a.key, set.opts, &diag);
+      co_await locksmith::detail::initiate_acquire(client, token, set.kind, a.key, opts);
    if (ec || s.caught != 0) {
       // A signal that came just as the lock was won still means "stop": give the lock back.
       if (!ec)

@@ -201,7 +201,9 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       auto const epoch = shm.op_epoch.load();
       ++shm.attempts;
       locksmith::report diag;
-      auto [ec, l] = co_await locks.async_lock(name, opts, diag, tuple);
+      auto reported = opts;
+      reported.diag = &diag;
+      auto [ec, l] = co_await locks.async_lock(name, reported, tuple);
       if (clock_type::now() - t0 > opts.wait + 1s)
          ++shm.hangs;
       if (ec) {

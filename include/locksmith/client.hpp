@@ -3,6 +3,8 @@
 #define LOCKSMITH_CLIENT_HPP
 
 #include <locksmith/config.hpp>
+#include <locksmith/detail/acquire_kind.hpp>
+#include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/error.hpp>
 #include <locksmith/inspection.hpp>
 #include <locksmith/lease.hpp>
@@ -17,19 +19,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace locksmith {
 
-class client;
-namespace detail {
-struct client_core;
-std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
-}  // namespace detail
-
-/// Hands out leases on named locks kept in one Redis node, or in N independent nodes (RedLock).
+/// Hands out leases on named locks kept in one Redis node, or in N independent nodes (RedLock):
+/// the lock (`async_lock`, `async_try_lock`, fair with lock_options::fair), a semaphore's permits
+/// (`async_acquire_permit`, semaphore.hpp), a read-write lock's sides (`async_read_lock`,
+/// `async_write_lock`, rw_lock.hpp) and a reentrant lock's holds (`async_lock_reentrant`,
+/// reentrant_lock.hpp). Every acquisition takes `(name, [the kind's own arguments],
+/// lock_options, token)` and completes with a @ref lease, released by `async_unlock` and
+/// extended by `async_extend` whatever its kind.
 ///
 /// Construction starts two connections per node on the executor (one for the scripts, one for
 /// the release messages; a Cluster node has such a pair per master), and does not wait for them.
@@ -37,8 +40,7 @@ std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
 ///
 /// Threads: the client's executor must run one handler at a time: an io_context run by one
 /// thread, or a strand (`asio::make_strand(ioc)`) when several threads run the io_context; all
-/// of the client's own work runs there. Its asynchronous operations (these, those of
-/// semaphore.hpp, rw_lock.hpp, reentrant_lock.hpp and with_lock.hpp, and
+/// of the client's own work runs there. Its asynchronous operations (these, async_with_lock and
 /// `lease::async_wait_lost`) may be started from any thread, concurrently, as Asio's composed
 /// operations: each starts on the client's executor (at once when the caller already runs there,
 /// else after at most one post), and completes on the completion handler's associated executor (a
@@ -132,6 +134,8 @@ public:
    /// @li error::not_enough_replicas: with config::wait_replicas set, the key reached too few
    ///     replicas on enough nodes to sink the quorum until the wait ran out (it was released).
    ///
+   /// `opts.diag`, when set, receives how each node answered in the last attempt (see @ref report).
+   ///
    /// Coroutines of one process that ask for the same name queue in FIFO order in memory, and only
    /// the first one talks to Redis. The last attempt starts before the wait ends, so the
    /// operation may end up to one node timeout after it.
@@ -150,17 +154,7 @@ public:
    auto async_lock(std::string_view name, lock_options const& opts = {},
                    CompletionToken&& token = {})
    {
-      return initiate_lock<CompletionToken>(token, name, opts, nullptr);
-   }
-
-   /// As above; `diag` receives how each node answered in the last attempt. It must outlive the
-   /// operation.
-   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
-                boost::asio::deferred_t>
-   auto async_lock(std::string_view name, lock_options const& opts, report& diag,
-                   CompletionToken&& token = {})
-   {
-      return initiate_lock<CompletionToken>(token, name, opts, &diag);
+      return detail::initiate_acquire(*this, token, {}, name, opts);
    }
 
    /// Takes the lock `name` if it is free, without waiting (`opts.wait` is ignored).
@@ -180,14 +174,69 @@ public:
       return async_lock(name, opts, std::forward<CompletionToken>(token));
    }
 
-   /// As above, with a report (see `async_lock`).
+   /// Takes the read-write lock `name` shared, as a reader: any number of readers hold it at
+   /// once, never with a writer, and none enters while a writer holds it or waits for it
+   /// (writer preference; rw_lock.hpp says how it works).
+   ///
+   /// Signature: `void(error_code, lease)`. Errors as `async_lock`: lock_taken or wait_timeout
+   /// while a writer holds or waits. `opts.wait` zero makes one attempt; lock_options::fair and
+   /// `fence = false` are error::invalid_argument. Coroutines of one process that ask for the
+   /// same name contend one at a time (FIFO), readers and writers alike; a reader that got the
+   /// lock lets the next one contend at once. Cancellation: as `async_lock`.
    template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
                 boost::asio::deferred_t>
-   auto async_try_lock(std::string_view name, lock_options opts, report& diag,
-                       CompletionToken&& token = {})
+   auto async_read_lock(std::string_view name, lock_options const& opts = {},
+                        CompletionToken&& token = {})
    {
-      opts.wait = std::min(opts.wait, std::chrono::milliseconds{0});
-      return async_lock(name, opts, diag, std::forward<CompletionToken>(token));
+      return detail::initiate_acquire(*this, token, {detail::lease_kind::of::read}, name, opts);
+   }
+
+   /// Takes the read-write lock `name` exclusive, as the writer: no reader and no other writer
+   /// holds it meanwhile (rw_lock.hpp). Use it, not `async_lock`, for every writer of a
+   /// read-write lock: a plain lock of the name does not look at readers.
+   ///
+   /// Signature, errors and cancellation: as `async_read_lock`.
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_write_lock(std::string_view name, lock_options const& opts = {},
+                         CompletionToken&& token = {})
+   {
+      return detail::initiate_acquire(*this, token, {detail::lease_kind::of::write}, name, opts);
+   }
+
+   /// Takes one of the `permits` permits of the semaphore `name`: at most `permits` leases on
+   /// the name are held at once, across every process (semaphore.hpp). Every caller must pass
+   /// the same `permits` for a name.
+   ///
+   /// Signature: `void(error_code, lease)`. Errors as `async_read_lock` (lock_taken or
+   /// wait_timeout when no permit came free), and error::invalid_argument for zero permits.
+   /// Cancellation: as `async_lock`.
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_acquire_permit(std::string_view name, std::size_t permits,
+                             lock_options const& opts = {}, CompletionToken&& token = {})
+   {
+      return detail::initiate_acquire(*this, token, {detail::lease_kind::of::permit, permits}, name,
+                                      opts);
+   }
+
+   /// Takes the lock `name` for `owner`, reentrantly: while `owner` holds it, taking it again
+   /// for the same `owner` (from this process or another) succeeds at once and adds one hold,
+   /// each a lease of its own; the lock is free again when every hold has been released or has
+   /// expired (reentrant_lock.hpp). The owner is an id that the caller chooses (a request id, a
+   /// job id), never a thread.
+   ///
+   /// Signature: `void(error_code, lease)`. Errors as `async_read_lock`, and
+   /// error::invalid_argument for an empty owner. A hold taken again while this process holds
+   /// the name for the same owner does not queue behind the process's other contenders (they
+   /// wait for the owner). Cancellation: as `async_lock`.
+   template <boost::asio::completion_token_for<void(error_code, lease)> CompletionToken =
+                boost::asio::deferred_t>
+   auto async_lock_reentrant(std::string_view name, std::string_view owner,
+                             lock_options const& opts = {}, CompletionToken&& token = {})
+   {
+      return detail::initiate_acquire(
+         *this, token, {detail::lease_kind::of::reentrant, 1, std::string{owner}}, name, opts);
    }
 
    /// Releases the lease: deletes the key only where it still holds this lease's token, and
@@ -230,7 +279,8 @@ public:
                                                                             token, &l, nullptr);
    }
 
-   /// As above, with a report (see `async_lock`).
+   /// As above; `diag` receives how each node answered (see @ref report). It must outlive the
+   /// operation. (An acquisition takes its report in lock_options::diag instead.)
    template <
       boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_unlock(lease& l, report& diag, CompletionToken&& token = {})
@@ -261,7 +311,8 @@ public:
          extend_initiation{this}, token, &l, ttl, nullptr);
    }
 
-   /// As above, with a report (see `async_lock`).
+   /// As above; `diag` receives how each node answered (see @ref report). It must outlive the
+   /// operation. (An acquisition takes its report in lock_options::diag instead.)
    template <
       boost::asio::completion_token_for<void(error_code)> CompletionToken = boost::asio::deferred_t>
    auto async_extend(lease& l, std::chrono::milliseconds ttl, report& diag,
@@ -300,18 +351,8 @@ public:
    }
 
 private:
-   template <class CompletionToken>
-   auto initiate_lock(CompletionToken& token, std::string_view name, lock_options const& opts,
-                      report* diag)
-   {
-      return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
-         lock_initiation{this}, token, std::string{name}, opts, diag);
-   }
-
-   using lock_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
    using done_handler = boost::asio::any_completion_handler<void(error_code)>;
 
-   void async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h);
    void async_unlock_impl(lease* l, report* diag, done_handler h);
    void async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h);
    void async_close_impl(done_handler h);
@@ -332,7 +373,6 @@ private:
          (self->*Start)(std::forward<Args>(args)..., Erased{std::forward<Handler>(h)});
       }
    };
-   using lock_initiation = initiation<lock_handler, &client::async_lock_impl>;
    using unlock_initiation = initiation<done_handler, &client::async_unlock_impl>;
    using extend_initiation = initiation<done_handler, &client::async_extend_impl>;
    using close_initiation = initiation<done_handler, &client::async_close_impl>;

@@ -9,6 +9,8 @@
 
 namespace locksmith {
 
+struct report;
+
 /// How a waiter learns that it may try again.
 namespace wait_strategy {
 
@@ -36,6 +38,11 @@ inline constexpr subscribe_t subscribe{};
 
 }  // namespace wait_strategy
 
+/// A wait with no end: `.wait = locksmith::forever` waits until the lock is taken or the
+/// operation is cancelled. A century, not `milliseconds::max()`, so that a deadline computed from
+/// it stays clear of the clock's overflow; any longer wait is read as this one.
+inline constexpr std::chrono::milliseconds forever = std::chrono::hours{24 * 365 * 100};
+
 /// One of the wait strategies.
 using wait_strategy_type = std::variant<wait_strategy::subscribe_t, wait_strategy::spin>;
 
@@ -50,7 +57,8 @@ struct lock_options {
    std::chrono::milliseconds ttl = std::chrono::seconds{30};
 
    /// How long `async_lock` may wait for a holder to let go. Zero makes one attempt, like
-   /// `async_try_lock`. Must not be negative; a century or more waits forever. Default 10 s.
+   /// `async_try_lock`; @ref locksmith::forever (or longer) waits until the lock is taken or the
+   /// operation cancelled. Must not be negative. Default 10 s.
    std::chrono::milliseconds wait = std::chrono::seconds{10};
 
    /// How a waiter learns that it may try again. Default: subscribe, which wakes a waiter
@@ -82,9 +90,10 @@ struct lock_options {
    /// the time left to retry a failed renewal.
    bool renew = true;
 
-   /// Stop renewing once the lease has been held this long, and report it lost. Zero: no cap.
-   /// Default zero.
-   std::chrono::milliseconds max_hold{0};
+   /// Stop renewing once the lease has been held this long, and report it lost. Empty: no
+   /// cap, the default; given, it must be positive (else error::invalid_argument), and
+   /// @ref locksmith::forever or longer is no cap either.
+   std::optional<std::chrono::milliseconds> max_hold = {};
 
    /// Extra time, before the last moment the watchdog could wait, at which it gives a failing
    /// lease up: the time the holder needs to stop its work (a child process's grace period).
@@ -116,6 +125,12 @@ struct lock_options {
    /// error::invalid_argument. Default true: a lease that can be fenced is the safe default, and
    /// the cost is the server's, not the caller's latency (one round trip either way).
    bool fence = true;
+
+   /// Where to say how each node answered in the acquisition's last attempt (see @ref report),
+   /// for callers who want to know why it failed. Reset when the operation starts; it must
+   /// outlive the operation, which only writes it while it runs (never a lease's later renewals).
+   /// Default none.
+   report* diag = nullptr;
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

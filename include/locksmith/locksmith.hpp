@@ -18,10 +18,10 @@
 #include <locksmith/with_lock.hpp>
 
 /// @namespace locksmith
-/// Distributed locks for Boost.Asio programs, on Redis. Start with @ref locksmith::client (its
-/// `async_lock`, `async_try_lock`, `async_unlock`, `async_extend`), @ref locksmith::lease and
-/// @ref locksmith::lock_options; the other primitives are free functions over a client
-/// (async_acquire_permit, async_read_lock, async_write_lock, async_lock_reentrant), and
+/// Distributed locks for Boost.Asio programs, on Redis. Start with @ref locksmith::client, whose
+/// members take every kind of lease (`async_lock`, `async_try_lock`, `async_read_lock`,
+/// `async_write_lock`, `async_acquire_permit`, `async_lock_reentrant`) and give it back
+/// (`async_unlock`, `async_extend`), @ref locksmith::lease and @ref locksmith::lock_options;
 /// async_with_lock holds a lock around a body. docs/guarantees.md says what a lease guarantees.
 
 #endif

@@ -29,7 +29,8 @@ struct node_report {
 };
 
 /// Why an operation ended as it did, node by node, for callers who want to know (as Boost.MySQL's
-/// `diagnostics`). Pass one to the overloads that take it; it is overwritten by each attempt.
+/// `diagnostics`). An acquisition writes the one that lock_options::diag points to; an unlock or
+/// an extend, the one given to the overload that takes it. It is overwritten by each attempt.
 struct report {
    std::size_t attempts = 0;        ///< acquire attempts made (1 for unlock and extend)
    std::vector<node_report> nodes;  ///< the last attempt, one entry per node, in config order

@@ -83,8 +83,15 @@ using with_lock_signature = typename detail::with_lock_signature_of<R>::type;
 
 /// Takes the lock `name`, runs `body(lease&)`, and releases the lock on every path.
 ///
+/// A free function, not a member of @ref client, as `asio::co_spawn` is one beside the executor:
+/// it is not one more kind of lease but a scope built from the client's public members
+/// (`async_lock`, then `async_unlock`), and it needs `asio::awaitable`, which client.hpp, usable
+/// with any completion token, does not impose. Its arguments follow the members' order: the
+/// client first, then `(name, opts)`, then what this operation adds (the body), then the token.
+///
 /// `body` is callable as `body(lease&)` and returns `asio::awaitable<R>`; it runs on the client's
-/// executor. The lease renews itself while the body runs (`opts.renew`, on by default). With
+/// executor. `opts.diag`, when set, receives the lock's report (see client::async_lock). The lease
+/// renews itself while the body runs (`opts.renew`, on by default). With
 /// `renew = false` nothing watches the lease: the body is not cancelled when it expires, and
 /// the result then says error::lease_lost.
 ///

@@ -4,11 +4,16 @@
 #include "core/client_core.hpp"
 #include "core/spawn.hpp"
 
+#include <utility>
+
 namespace locksmith::detail {
 
 void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kind, std::string name,
-                        lock_options opts, report* diag, lease_handler h)
+                        lock_options opts, lease_handler h)
 {
+   // The report travels beside the options from here on, so that no lease keeps a pointer to
+   // it after the operation (the options are kept with the lease).
+   report* const diag = std::exchange(opts.diag, nullptr);
    if (diag)
       *diag = report{};
    // A lock asked for fair is the fair lock (lock_options::fair).

@@ -63,11 +63,6 @@ metrics_snapshot client::metrics() const
    return core_->metrics();
 }
 
-void client::async_lock_impl(std::string name, lock_options opts, report* diag, lock_handler h)
-{
-   detail::async_acquire_kind(core_, {}, std::move(name), std::move(opts), diag, std::move(h));
-}
-
 std::shared_ptr<detail::client_core> const& detail::core_of(client const& c) noexcept
 {
    return c.core_;

@@ -14,6 +14,7 @@
 #include "sansio/token.hpp"
 #include "sansio/url.hpp"
 #include "sansio/validate.hpp"
+#include "sansio/validity.hpp"
 
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -31,9 +32,6 @@ using std::chrono::milliseconds;
 using clock = std::chrono::steady_clock;
 
 namespace {
-
-// A century: longer waits and holds are forever, and stay clear of the clock's overflow.
-constexpr milliseconds forever = std::chrono::hours{24 * 365 * 100};
 
 // Leaves the name's local slot when the acquisition ends without a lease.
 struct slot_guard {
@@ -185,8 +183,8 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
       st->leave_slot();  // others may hold it with us: the next local contender goes on
    st->renew = opts.renew;
    st->loss_margin = opts.loss_margin;
-   if (opts.max_hold.count() > 0)
-      st->cap = st->renewed_at + std::min(opts.max_hold, forever);
+   if (opts.max_hold)
+      st->cap = deadline_after(st->renewed_at, *opts.max_hold);
    dog_.keep(*st);
    return lease{std::move(st)};
 }
@@ -261,7 +259,7 @@ void client_core::lock(std::string name, lock_options opts, bool try_only, repor
                                                .to_fanout = {},
                                                .callers = {}}};
    if (!try_only && op->opts.wait.count() > 0)
-      op->a.wait_until = start + std::min<milliseconds>(op->opts.wait, forever);
+      op->a.wait_until = deadline_after(start, op->opts.wait);
    auto call =
       acquire_.begin(op->a, op->name, release_channel(ctx_.cfg.prefix, op->name), op->opts, kind);
    if (auto slot = asio::get_associated_cancellation_slot(op->h); slot.is_connected()) {
@@ -347,9 +345,8 @@ client_core::take(std::string name, lock_options opts, bool try_only, report* di
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
    work_guard in_flight{ctx_.work};  // a graceful close waits for this operation
    bool const no_wait = try_only || opts.wait.count() == 0;
-   // A wait of a century is forever, and keeps the deadline from overflowing the clock.
-   auto const deadline = (first ? first->t0 : clock::now()) +
-                         (no_wait ? milliseconds{0} : std::min<milliseconds>(opts.wait, forever));
+   auto const deadline =
+      deadline_after(first ? first->t0 : clock::now(), no_wait ? milliseconds{0} : opts.wait);
    // The owner's next hold does not queue behind this process's other contenders for the name:
    // they wait for the owner, which would then wait for them.
    bool const reentry =

@@ -50,8 +50,9 @@ error_code validate_options(std::string_view name, lock_options const& opts,
       return ec;
    if (auto ec = validate_ttl(opts.ttl))
       return ec;
-   if (opts.wait.count() < 0 || opts.max_hold.count() < 0 || opts.loss_margin.count() < 0 ||
-       opts.loss_margin >= opts.ttl)
+   // An empty max_hold is no cap; a given one that is not positive would end the lease at once.
+   if (opts.wait.count() < 0 || (opts.max_hold && opts.max_hold->count() <= 0) ||
+       opts.loss_margin.count() < 0 || opts.loss_margin >= opts.ttl)
       return error::invalid_argument;
    if (auto ec = validate_drift(opts.ttl, opts.drift))
       return ec;

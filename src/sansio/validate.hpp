@@ -32,7 +32,8 @@ std::chrono::milliseconds renewal_room(std::chrono::milliseconds ttl,
                                        std::optional<std::chrono::milliseconds> drift,
                                        std::chrono::milliseconds node_timeout) noexcept;
 
-/// The name, the TTL, the drift, a negative wait, a drift not below the TTL, a spin interval that
+/// The name, the TTL, the drift, a negative wait, a max_hold given but not positive, a negative
+/// loss margin or one not below the TTL, a drift not below the TTL, a spin interval that
 /// is not positive or a negative jitter, and, with renew, a TTL that leaves no room to renew
 /// (loss_margin not below renewal_room(ttl, drift, node_timeout), the client's node timeout).
 error_code validate_options(std::string_view name, lock_options const& opts,

@@ -2,6 +2,9 @@
 #ifndef LOCKSMITH_DETAIL_VALIDITY_HPP
 #define LOCKSMITH_DETAIL_VALIDITY_HPP
 
+#include <locksmith/lock_options.hpp>
+
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -29,6 +32,15 @@ constexpr std::optional<clock::time_point> valid_until(clock::time_point start,
    if (now >= deadline)
       return std::nullopt;
    return deadline;
+}
+
+/// The end of a wait or hold of `span` that begins at `from`: from + span, where a span of
+/// locksmith::forever or longer ends a century on (forever, for any caller), clear of the clock's
+/// overflow.
+constexpr clock::time_point deadline_after(clock::time_point from,
+                                           std::chrono::milliseconds span) noexcept
+{
+   return from + std::min(span, forever);
 }
 
 }  // namespace locksmith::detail

@@ -45,7 +45,7 @@ error_code lock_once(server_fixture& f, locksmith::config cfg, locksmith::report
    auto attempt = [&]() -> asio::awaitable<void> {
       locksmith::client c{f.ioc.get_executor(), std::move(cfg)};
       std::tie(ec, std::ignore) =
-         co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s}, diag, tuple);
+         co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s, .diag = &diag}, tuple);
    };
    run(f.ioc, attempt(), 30s);
    return ec;
@@ -65,7 +65,7 @@ BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
          locksmith::client holder{ioc.get_executor(), user_config(*this, "locker", password)};
          locksmith::client waiter{ioc.get_executor(), user_config(*this, "locker", password)};
          locksmith::report diag;
-         auto [ec, l] = co_await holder.async_lock(name, {.ttl = 600ms}, diag, tuple);
+         auto [ec, l] = co_await holder.async_lock(name, {.ttl = 600ms, .diag = &diag}, tuple);
          BOOST_REQUIRE_MESSAGE(!ec, ec.message() << " " << diag.message());
          auto [xec] = co_await holder.async_extend(l, 900ms, tuple);
          BOOST_TEST(!xec, xec.message());
@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_fails_at_once_with_auth_failed)
          locksmith::client c{ioc.get_executor(), user_config(*this, "locker", "not-the-password")};
          auto const t0 = clock_type::now();
          std::tie(ec, std::ignore) =
-            co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, diag, tuple);
+            co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &diag}, tuple);
          took = clock_type::now() - t0;
          // Nothing was taken: the right password gets the lock at once.
          locksmith::client good{ioc.get_executor(), user_config(*this, "locker", password)};
@@ -217,7 +217,7 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
       [&]() -> asio::awaitable<void> {
          locksmith::client holder{ioc.get_executor(), as("locker")};
          locksmith::report diag;
-         auto [hec, hl] = co_await locksmith::async_write_lock(holder, name, held, diag, tuple);
+         auto [hec, hl] = co_await holder.async_write_lock(name, with_report(held, diag), tuple);
          BOOST_REQUIRE_MESSAGE(!hec, hec.message() << ": " << diag.message());
          for (int i = 0; i < 3; ++i)
             servers[i]->restart();
@@ -226,7 +226,7 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
             locksmith::client careless{ioc.get_executor(), as("no-info")};
             locksmith::report d;
             auto const t0 = clock_type::now();
-            auto [ec, l] = co_await locksmith::async_write_lock(careless, name, second, d, tuple);
+            auto [ec, l] = co_await careless.async_write_lock(name, with_report(second, d), tuple);
             BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
             BOOST_TEST((clock_type::now() - t0 < second.wait), "not at once");
             std::size_t denied = 0;
@@ -253,7 +253,7 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
             locksmith::client second_client{ioc.get_executor(), as("locker")};
             locksmith::report d;
             auto [ec, l] =
-               co_await locksmith::async_write_lock(second_client, name, second, d, tuple);
+               co_await second_client.async_write_lock(name, with_report(second, d), tuple);
             BOOST_TEST(ec, "the held lock was handed out");
             BOOST_TEST(d.message().find("in restart quarantine") != std::string::npos, d.message());
             BOOST_TEST_MESSAGE("README's line: " << ec.message() << ": " << d.message());

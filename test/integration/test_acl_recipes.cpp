@@ -82,7 +82,7 @@ primitive plain_lock(std::string what, std::string name)
 {
    return {std::move(what),
            [name](locksmith::client& c, locksmith::report& d) -> asio::awaitable<acquire_result> {
-              co_return co_await c.async_lock(name, opts, d, tuple);
+              co_return co_await c.async_lock(name, with_report(opts, d), tuple);
            }};
 }
 
@@ -93,26 +93,26 @@ std::vector<primitive> every_primitive(std::string const& prefix)
    using report = locksmith::report;
    auto const fair = prefix + "fair", sem = prefix + "sem", rw = prefix + "rw", re = prefix + "re";
    auto const writer = [rw](client& c, report& d) -> asio::awaitable<acquire_result> {
-      co_return co_await locksmith::async_write_lock(c, rw, opts, d, tuple);
+      co_return co_await c.async_write_lock(rw, with_report(opts, d), tuple);
    };
    auto const reader = [rw](client& c, report& d) -> asio::awaitable<acquire_result> {
-      co_return co_await locksmith::async_read_lock(c, rw, opts, d, tuple);
+      co_return co_await c.async_read_lock(rw, with_report(opts, d), tuple);
    };
    // Each client is an owner of its own: the second waits for the first.
    auto const reentrant = [re](client& c, report& d) -> asio::awaitable<acquire_result> {
       auto const owner = "owner-" + std::to_string(reinterpret_cast<std::uintptr_t>(&c));
-      co_return co_await locksmith::async_lock_reentrant(c, re, owner, opts, d, tuple);
+      co_return co_await c.async_lock_reentrant(re, owner, with_report(opts, d), tuple);
    };
    return {
       {"fair lock",
        [fair](client& c, report& d) -> asio::awaitable<acquire_result> {
           auto o = opts;
           o.fair = true;
-          co_return co_await c.async_lock(fair, o, d, tuple);
+          co_return co_await c.async_lock(fair, with_report(o, d), tuple);
        }},
       {"semaphore",
        [sem](client& c, report& d) -> asio::awaitable<acquire_result> {
-          co_return co_await locksmith::async_acquire_permit(c, sem, 1, opts, d, tuple);
+          co_return co_await c.async_acquire_permit(sem, 1, with_report(opts, d), tuple);
        }},
       {"writer, then writer", writer},
       {"writer, then reader", writer, reader},
@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(every_primitive_works_through_its_recipe)
          locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
          locksmith::report d;
          auto [ec, l] =
-            co_await locksmith::async_acquire_permit(bare, unique_key(), 1, opts, d, tuple);
+            co_await bare.async_acquire_permit(unique_key(), 1, with_report(opts, d), tuple);
          BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
          // The attempt's release is denied too, and a denial is final: nothing is left for a
          // graceful close to wait for (it timed out, sending the release again until the TTL).

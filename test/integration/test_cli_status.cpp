@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(every_kind_on_one_node, *utf::timeout(180))
    locksmith::client c{ioc.get_executor(), locksmith::test::test_config({srv.url()})};
    auto const key = unique_key();
    locksmith::test::run(ioc, [&]() -> boost::asio::awaitable<void> {
-      auto l = co_await locksmith::async_lock_reentrant(c, key, "status-owner", {.ttl = 30s});
+      auto l = co_await c.async_lock_reentrant(key, "status-owner", {.ttl = 30s});
       auto const a = status({srv.url()}, key);
       BOOST_TEST(a.code == 0, a.err);
       BOOST_TEST(says(a, ": reentrant, held"), a.out);

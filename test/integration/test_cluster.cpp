@@ -68,11 +68,11 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lease_works_on_every_master)
       [&]() -> asio::awaitable<void> {
          for (std::size_t i = 0; i < cluster.size(); ++i) {
             std::vector<lease> held;
-            held.push_back(co_await locksmith::async_acquire_permit(c, name_on(i), 2, opts));
-            held.push_back(co_await locksmith::async_read_lock(c, name_on(i), opts));
-            held.push_back(co_await locksmith::async_read_lock(c, name_on(i), opts));
-            held.push_back(co_await locksmith::async_write_lock(c, name_on(i), opts));
-            held.push_back(co_await locksmith::async_lock_reentrant(c, name_on(i), "me", opts));
+            held.push_back(co_await c.async_acquire_permit(name_on(i), 2, opts));
+            held.push_back(co_await c.async_read_lock(name_on(i), opts));
+            held.push_back(co_await c.async_read_lock(name_on(i), opts));
+            held.push_back(co_await c.async_write_lock(name_on(i), opts));
+            held.push_back(co_await c.async_lock_reentrant(name_on(i), "me", opts));
             auto fair = opts;
             fair.fair = true;
             held.push_back(co_await c.async_lock(name_on(i), fair));

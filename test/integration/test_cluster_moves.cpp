@@ -161,12 +161,12 @@ BOOST_AUTO_TEST_CASE(renewals_outlast_a_slot_move_longer_than_a_node_timeout)
                auto moved = held_in;
                lease l;
                if (kind == "permit") {
-                  l = co_await locksmith::async_acquire_permit(c, name, 2, opts);
+                  l = co_await c.async_acquire_permit(name, 2, opts);
                } else if (kind == "reentrant") {
-                  l = co_await locksmith::async_lock_reentrant(c, name, "me", opts);
+                  l = co_await c.async_lock_reentrant(name, "me", opts);
                   moved = prefixed(locksmith::detail::holds_key, name);
                } else if (kind == "read") {
-                  l = co_await locksmith::async_read_lock(c, name, opts);
+                  l = co_await c.async_read_lock(name, opts);
                } else {
                   l = co_await c.async_lock(name, opts);
                }
@@ -223,7 +223,7 @@ BOOST_AUTO_TEST_CASE(an_unlock_issued_while_its_slot_migrates_lands_when_it_comp
                if (fair)
                   l = co_await c.async_lock(name, o);
                else
-                  l = co_await locksmith::async_lock_reentrant(c, name, "me", o);
+                  l = co_await c.async_lock_reentrant(name, "me", o);
                fill_slot(*this, name, 0, 100);
                cluster.mark_migration(slot, 0, 1);
                if (!fair)

@@ -27,7 +27,7 @@ struct workload {
       asio::steady_timer t{co_await asio::this_coro::executor};
       for (int i = 0; i < rounds; ++i) {
          locksmith::report diag;
-         auto [ec, l] = co_await c.async_lock(name, subscribe(30s, 60s), diag, tuple);
+         auto [ec, l] = co_await c.async_lock(name, subscribe(30s, 60s, &diag), tuple);
          if (ec) {
             ++failures;
             BOOST_TEST_MESSAGE("lock failed: " << ec.message() << "; " << diag.message());
@@ -71,8 +71,8 @@ BOOST_AUTO_TEST_CASE(one_release_wakes_one_contender_per_process)
    std::vector<locksmith::report> heads(clients);
    auto waiter = [&](int client, int i) -> asio::awaitable<void> {
       locksmith::report diag;
-      auto [ec, l] = co_await cs[client]->async_lock(name, subscribe(30s, 20s),
-                                                     i == 0 ? heads[client] : diag, tuple);
+      auto [ec, l] = co_await cs[client]->async_lock(
+         name, subscribe(30s, 20s, i == 0 ? &heads[client] : &diag), tuple);
       if (ec) {
          ++failures;
       } else {

@@ -109,8 +109,8 @@ asio::awaitable<void> lock_and_fair(asio::io_context& ioc, locksmith::client& a,
 asio::awaitable<void> semaphore_and_reentrant(locksmith::client& a)
 {
    auto const name = unique_key();
-   auto p1 = co_await locksmith::async_acquire_permit(a, name, 3, {.ttl = 20s});
-   auto p2 = co_await locksmith::async_acquire_permit(a, name, 3, {.ttl = 20s});
+   auto p1 = co_await a.async_acquire_permit(name, 3, {.ttl = 20s});
+   auto p2 = co_await a.async_acquire_permit(name, 3, {.ttl = 20s});
    auto in = co_await inspect_until(a, name, [](auto const& i) {
       return nodes_showing(i, [](auto const& n) { return n.holders.size() == 2u; }) >= i.quorum;
    });
@@ -123,8 +123,8 @@ asio::awaitable<void> semaphore_and_reentrant(locksmith::client& a)
    co_await check_free(a, name);
 
    auto const re = unique_key();
-   auto r1 = co_await locksmith::async_lock_reentrant(a, re, "inspect-owner", {.ttl = 20s});
-   auto r2 = co_await locksmith::async_lock_reentrant(a, re, "inspect-owner", {.ttl = 20s});
+   auto r1 = co_await a.async_lock_reentrant(re, "inspect-owner", {.ttl = 20s});
+   auto r2 = co_await a.async_lock_reentrant(re, "inspect-owner", {.ttl = 20s});
    in = co_await inspect_until(a, re, [](auto const& i) {
       return nodes_showing(i, [](auto const& n) { return n.holds.size() == 2u; }) >= i.quorum;
    });
@@ -140,8 +140,8 @@ asio::awaitable<void> read_write(asio::io_context& ioc, locksmith::client& a, lo
                                  task_group& tasks)
 {
    auto const name = unique_key();
-   auto r1 = co_await locksmith::async_read_lock(a, name, {.ttl = 20s});
-   auto r2 = co_await locksmith::async_read_lock(a, name, {.ttl = 20s});
+   auto r1 = co_await a.async_read_lock(name, {.ttl = 20s});
+   auto r2 = co_await a.async_read_lock(name, {.ttl = 20s});
    auto in = co_await inspect_until(
       a, name, [&](auto const& i) { return held_by(i, r1.token()) && held_by(i, r2.token()); });
    BOOST_TEST((in.kind == lock_kind::read_write));
@@ -152,7 +152,7 @@ asio::awaitable<void> read_write(asio::io_context& ioc, locksmith::client& a, lo
    event got{ioc};
    tasks.spawn(
       [](locksmith::client& b, std::string name, lease& w, event& got) -> asio::awaitable<void> {
-         w = co_await locksmith::async_write_lock(b, name, {.ttl = 20s, .wait = 20s});
+         w = co_await b.async_write_lock(name, {.ttl = 20s, .wait = 20s});
          got.set();
       }(b, name, w, got));
    in = co_await inspect_until(a, name, [](auto const& i) {

@@ -179,7 +179,7 @@ BOOST_AUTO_TEST_CASE(cancelling_the_middle_then_the_head_waiter)
    event* done[3] = {&done0, &done1, &done2};
    asio::cancellation_signal sig[2];
    auto waiter = [&](int i) -> asio::awaitable<void> {
-      auto [ec, l] = co_await c.async_lock(name, subscribe(30s, 10s), w[i].diag,
+      auto [ec, l] = co_await c.async_lock(name, subscribe(30s, 10s, &w[i].diag),
                                            asio::bind_cancellation_slot(sig[i].slot(), tuple));
       w[i].at = clock_type::now();
       w[i].ec = ec;
@@ -253,7 +253,7 @@ BOOST_AUTO_TEST_CASE(try_lock_on_a_locally_busy_name_makes_no_round_trip)
          auto const before = srv.commandstats();
          for (auto const* n : {&held_name, &waited_name}) {
             locksmith::report diag;
-            auto [ec, l] = co_await c.async_try_lock(*n, {}, diag, tuple);
+            auto [ec, l] = co_await c.async_try_lock(*n, {.diag = &diag}, tuple);
             BOOST_TEST(ec == error::lock_taken);
             BOOST_TEST(diag.attempts == 0u);
             auto [ec2, l2] = co_await c.async_lock(*n, subscribe(30s, 0ms), tuple);
@@ -289,7 +289,7 @@ BOOST_AUTO_TEST_CASE(local_queue_is_fifo)
          auto waiter = [&](int i) -> asio::awaitable<void> {
             locksmith::report diag;
             auto [ec, l] =
-               co_await c.async_lock(name, subscribe(30s, 10s), i == 0 ? head : diag, tuple);
+               co_await c.async_lock(name, subscribe(30s, 10s, i == 0 ? &head : &diag), tuple);
             if (ec) {
                errors.push_back(ec);
             } else {

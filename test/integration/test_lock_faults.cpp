@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(server_down_fails_within_the_wait)
       srv.kill();
       auto t0 = clock_type::now();
       locksmith::report diag;
-      auto [ec, l2] = co_await c.async_lock(name, {.wait = 300ms}, diag, tuple);
+      auto [ec, l2] = co_await c.async_lock(name, {.wait = 300ms, .diag = &diag}, tuple);
       BOOST_TEST(ec == error::quorum_unreachable);
       BOOST_TEST((clock_type::now() - t0 >= 300ms));
       BOOST_TEST((clock_type::now() - t0 < 2s));
@@ -102,7 +102,7 @@ BOOST_AUTO_TEST_CASE(server_never_reachable_fails_with_connection_problem)
                        {.nodes = {"redis://127.0.0.1:" + std::to_string(port)}}};
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::report diag;
-      auto [ec, l] = co_await c.async_lock(unique_key(), {.wait = 200ms}, diag, tuple);
+      auto [ec, l] = co_await c.async_lock(unique_key(), {.wait = 200ms, .diag = &diag}, tuple);
       BOOST_TEST(ec == error::quorum_unreachable);
       BOOST_TEST_MESSAGE("report: " << diag.message());
       BOOST_TEST(!diag.message().empty());
@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(wrongtype_key_gives_the_server_message)
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::report diag;
       auto const t0 = clock_type::now();
-      auto [ec, l] = co_await c.async_lock(name, {.wait = 5s}, diag, tuple);
+      auto [ec, l] = co_await c.async_lock(name, {.wait = 5s, .diag = &diag}, tuple);
       BOOST_TEST(ec == error::unexpected_reply);
       BOOST_TEST((clock_type::now() - t0 < 1s));  // not retried until the wait runs out
       BOOST_TEST(diag.message().find("WRONGTYPE") != std::string::npos, diag.message());

@@ -26,7 +26,7 @@ asio::awaitable<error_code> lock_once(asio::io_context& ioc, locksmith::config c
                                       locksmith::report& got)
 {
    locksmith::client c{ioc.get_executor(), std::move(cfg)};
-   auto [ec, l] = co_await c.async_lock(name, opts, got, tuple);
+   auto [ec, l] = co_await c.async_lock(name, with_report(opts, got), tuple);
    if (!ec)
       co_await c.async_unlock(l, tuple);
    co_await c.async_close(tuple);
@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
          {
             locksmith::client fresh{ioc.get_executor(), cfg(quarantine)};
             locksmith::report diag;
-            auto [ec, l] = co_await fresh.async_try_lock(name, held, diag, tuple);
+            auto [ec, l] = co_await fresh.async_try_lock(name, with_report(held, diag), tuple);
             BOOST_TEST(ec, "a new client took the held lock");
             // The attempt ends as soon as the quorum is out of reach, before every node may have
             // answered: a refusal is a restarted node's, and a restarted node never counts.
@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
          // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
          locksmith::report got;
          auto [ec, lb] = co_await old_client.async_lock(
-            name, {.ttl = 2s, .wait = 15s, .renew = false}, got, tuple);
+            name, {.ttl = 2s, .wait = 15s, .renew = false, .diag = &got}, tuple);
          BOOST_TEST(!ec, ec.message());
          BOOST_TEST(
             (clock_type::now() >= before_restart + quarantine),
@@ -179,7 +179,7 @@ BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
             logged.min_log_level = locksmith::log_level::warning;
             locksmith::client after{ioc.get_executor(), logged};
             locksmith::report diag;
-            auto [ec, l] = co_await after.async_lock(name, quick, diag, tuple);
+            auto [ec, l] = co_await after.async_lock(name, with_report(quick, diag), tuple);
             BOOST_TEST(!ec, ec.message() << ": " << diag.message());  // 4 of 5 is a quorum
             BOOST_TEST((diag.nodes.at(0).vote != locksmith::node_vote::yes), diag.message());
             // Node 0 alone sits out the quarantine (each node says so once, when it learns it).
@@ -311,7 +311,7 @@ BOOST_AUTO_TEST_CASE(a_rolling_restart_spaced_by_the_rule_loses_no_acquisition)
             locksmith::client cl{ioc.get_executor(), cfg};
             while (!done) {
                locksmith::report got;
-               auto [ec, l] = co_await cl.async_lock(name, opts, got, tuple);
+               auto [ec, l] = co_await cl.async_lock(name, with_report(opts, got), tuple);
                if (ec) {
                   ++failures;
                   failed += "\n  " + ec.message() + ": " + got.message();

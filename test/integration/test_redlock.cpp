@@ -46,7 +46,7 @@ BOOST_AUTO_TEST_CASE(healthy_acquire_renew_release_on_all_nodes)
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::report diag;
-      auto l = co_await c.async_lock(name, {.ttl = 10s}, diag);
+      auto l = co_await c.async_lock(name, {.ttl = 10s, .diag = &diag});
       BOOST_TEST(l.held());
       BOOST_TEST(count_votes(diag, node_vote::yes) >= 3u);
       // The fan-out is decided on the third yes; the other two follow at once.
@@ -140,7 +140,7 @@ BOOST_AUTO_TEST_CASE(three_frozen_nodes_fail_with_quorum_unreachable)
       pause(2);
       locksmith::report diag;
       auto t0 = clock_type::now();
-      auto [ec, l] = co_await c.async_try_lock(name, {}, diag, tuple);
+      auto [ec, l] = co_await c.async_try_lock(name, {.diag = &diag}, tuple);
       auto took = clock_type::now() - t0;
       BOOST_TEST(ec == error::quorum_unreachable, ec.message());
       BOOST_TEST(!l.held());
@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(three_frozen_nodes_fail_with_quorum_unreachable)
       auto const try_took = took;
 
       t0 = clock_type::now();
-      auto [ec2, l2] = co_await c.async_lock(name, {.wait = 1500ms}, diag, tuple);
+      auto [ec2, l2] = co_await c.async_lock(name, {.wait = 1500ms, .diag = &diag}, tuple);
       took = clock_type::now() - t0;
       BOOST_TEST(ec2 == error::quorum_unreachable, ec2.message());
       BOOST_TEST((took >= 1500ms), to_ms(took) << " ms");
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(node_frozen_during_acquire_and_thawed_after_release_holds_n
       co_await c.async_unlock(warm);
       pause(0);
       locksmith::report diag;
-      auto l = co_await c.async_lock(name, {.ttl = 30s}, diag);
+      auto l = co_await c.async_lock(name, {.ttl = 30s, .diag = &diag});
       BOOST_TEST(diag.nodes[0].vote == node_vote::none);
       BOOST_TEST(
          co_await eventually([&] { return all_hold(nodes_in(1, node_count), key, l.token()); }),

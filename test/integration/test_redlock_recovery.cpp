@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(nodes_restarted_empty_under_a_held_lock)
       // some of the tries: it may win nodes 0 and 1, never three.
       locksmith::report diag;
       for (int i = 0; i < 10; ++i) {
-         auto [ec, lb] = co_await b.async_try_lock(name, {.ttl = 30s}, diag, tuple);
+         auto [ec, lb] = co_await b.async_try_lock(name, {.ttl = 30s, .diag = &diag}, tuple);
          BOOST_TEST(ec == error::lock_taken, ec.message());
          BOOST_TEST(!lb.held());
          BOOST_TEST(count_votes(diag, node_vote::yes) <= 2u);

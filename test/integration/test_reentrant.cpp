@@ -7,8 +7,6 @@
 
 namespace {
 
-using locksmith::async_lock_reentrant;
-
 // Three holds of one owner (one through another client), strangers refused until all three are
 // released, and a waiter woken by the last release.
 void holds_of_one_owner(asio::io_context& ioc, locksmith::config const& cfg)
@@ -19,7 +17,7 @@ void holds_of_one_owner(asio::io_context& ioc, locksmith::config const& cfg)
    event waited{ioc};
    lease theirs;
    auto wait = [&]() -> asio::awaitable<void> {
-      theirs = co_await async_lock_reentrant(waiter, name, "request-3", {.ttl = 10s, .wait = 20s});
+      theirs = co_await waiter.async_lock_reentrant(name, "request-3", {.ttl = 10s, .wait = 20s});
       waited.set();
    };
    task_group tasks{ioc};
@@ -27,20 +25,20 @@ void holds_of_one_owner(asio::io_context& ioc, locksmith::config const& cfg)
       ioc,
       [&]() -> asio::awaitable<void> {
          locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
-         auto first = co_await async_lock_reentrant(a, name, "request-1", now);
+         auto first = co_await a.async_lock_reentrant(name, "request-1", now);
          tasks.spawn(wait());
-         auto again = co_await async_lock_reentrant(a, name, "request-1", now);
-         auto elsewhere = co_await async_lock_reentrant(b, name, "request-1", now);
+         auto again = co_await a.async_lock_reentrant(name, "request-1", now);
+         auto elsewhere = co_await b.async_lock_reentrant(name, "request-1", now);
          BOOST_TEST((first.held() && again.held() && elsewhere.held()));
          BOOST_TEST(first.token() != again.token());
          BOOST_TEST(first.fencing_token() < again.fencing_token());
-         auto [ec, l] = co_await async_lock_reentrant(stranger, name, "request-2", now, tuple);
+         auto [ec, l] = co_await stranger.async_lock_reentrant(name, "request-2", now, tuple);
          BOOST_TEST(ec == error::lock_taken);
          auto [pec, p] = co_await stranger.async_lock(name, now, tuple);
          BOOST_TEST(pec == error::lock_taken);  // a plain lock does not enter either
          co_await a.async_unlock(first);
          co_await b.async_unlock(elsewhere);
-         auto [ec2, l2] = co_await async_lock_reentrant(stranger, name, "request-2", now, tuple);
+         auto [ec2, l2] = co_await stranger.async_lock_reentrant(name, "request-2", now, tuple);
          BOOST_TEST(ec2 == error::lock_taken);  // one hold is left
          BOOST_TEST(!waited.is_set());
          co_await a.async_unlock(again);
@@ -70,9 +68,9 @@ BOOST_AUTO_TEST_CASE(a_lapsed_hold_does_not_free_the_lock_under_the_owners_other
       ioc,
       [&]() -> asio::awaitable<void> {
          // Renewed every 333 ms: a stall of the machine does not lose it before the checks.
-         auto kept = co_await async_lock_reentrant(a, name, "job-7", {.ttl = 1s});
+         auto kept = co_await a.async_lock_reentrant(name, "job-7", {.ttl = 1s});
          auto lapsing =
-            co_await async_lock_reentrant(a, name, "job-7", {.ttl = 200ms, .renew = false});
+            co_await a.async_lock_reentrant(name, "job-7", {.ttl = 200ms, .renew = false});
          co_await sleep(700ms);
          BOOST_TEST(!lapsing.held());
          BOOST_TEST(kept.held());
@@ -93,7 +91,7 @@ BOOST_AUTO_TEST_CASE(an_empty_owner_is_refused_and_a_plain_lock_stays_exclusive)
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await async_lock_reentrant(a, name, "", {}, tuple);
+      auto [ec, l] = co_await a.async_lock_reentrant(name, "", {}, tuple);
       BOOST_TEST(ec == error::invalid_argument);
       auto held = co_await a.async_lock(name);
       auto [again, l2] = co_await b.async_lock(name, {.wait = 0ms}, tuple);

@@ -10,9 +10,6 @@
 
 namespace {
 
-using locksmith::async_read_lock;
-using locksmith::async_write_lock;
-
 std::string readers_key(std::string const& name)
 {
    return lock_key(name) + ":readers";
@@ -62,11 +59,11 @@ void a_waiting_writer_stops_new_readers(asio::io_context& ioc, locksmith::config
    event wrote{ioc}, read{ioc};
    lease writer, late;
    auto write = [&]() -> asio::awaitable<void> {
-      writer = co_await async_write_lock(b, name, {.ttl = 30s, .wait = 20s});
+      writer = co_await b.async_write_lock(name, {.ttl = 30s, .wait = 20s});
       wrote.set();
    };
    auto read_late = [&]() -> asio::awaitable<void> {
-      late = co_await async_read_lock(c, name, {.ttl = 30s, .wait = 20s});
+      late = co_await c.async_read_lock(name, {.ttl = 30s, .wait = 20s});
       read.set();
    };
    auto marked = [&](char const* exists) {
@@ -78,10 +75,10 @@ void a_waiting_writer_stops_new_readers(asio::io_context& ioc, locksmith::config
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         auto reader = co_await async_read_lock(a, name, {.ttl = 30s});
+         auto reader = co_await a.async_read_lock(name, {.ttl = 30s});
          tasks.spawn(write());
          BOOST_TEST(co_await eventually([&] { return marked("1"); }, 5s));
-         auto [ec, refused] = co_await async_read_lock(c, name, {.wait = 0ms}, tuple);
+         auto [ec, refused] = co_await c.async_read_lock(name, {.wait = 0ms}, tuple);
          BOOST_TEST(ec == error::lock_taken);
          // The writer's mark is kept fresh while it waits, past its own 1 s TTL.
          co_await sleep_for(2500ms);
@@ -115,7 +112,7 @@ void a_steady_stream_of_readers_does_not_starve_a_writer(asio::io_context& ioc,
    auto reader = [&](int i) -> asio::awaitable<void> {
       co_await sleep_for(std::chrono::milliseconds{10 * i});  // staggered: always one holds
       while (!stop) {
-         auto l = co_await async_read_lock(*readers[i], name, {.ttl = 10s, .wait = 10s});
+         auto l = co_await readers[i]->async_read_lock(name, {.ttl = 10s, .wait = 10s});
          ++reads;
          reads_after_write += written ? 1 : 0;
          co_await sleep_for(30ms);
@@ -129,7 +126,7 @@ void a_steady_stream_of_readers_does_not_starve_a_writer(asio::io_context& ioc,
          for (int i = 0; i < 3; ++i)
             tasks.spawn(reader(i));
          BOOST_TEST(co_await eventually([&] { return reads >= 10; }, 5s));
-         auto held = co_await async_write_lock(w, name, {.ttl = 10s, .wait = 10s});
+         auto held = co_await w.async_write_lock(name, {.ttl = 10s, .wait = 10s});
          written = true;
          for (auto* s : servers)
             BOOST_TEST(s->text({"ZCARD", readers_key(name)}) == "0");
@@ -152,22 +149,22 @@ BOOST_AUTO_TEST_CASE(readers_share_and_exclude_a_writer)
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
-      auto r1 = co_await async_read_lock(a, name, now);
-      auto r2 = co_await async_read_lock(a, name, now);
-      auto r3 = co_await async_read_lock(b, name, now);
+      auto r1 = co_await a.async_read_lock(name, now);
+      auto r2 = co_await a.async_read_lock(name, now);
+      auto r3 = co_await b.async_read_lock(name, now);
       BOOST_TEST((r1.held() && r2.held() && r3.held()));
       BOOST_TEST(srv.text({"ZCARD", readers_key(name)}) == "3");
-      auto [ec, w] = co_await async_write_lock(b, name, now, tuple);
+      auto [ec, w] = co_await b.async_write_lock(name, now, tuple);
       BOOST_TEST(ec == error::lock_taken);
       co_await a.async_unlock(r1);
       co_await a.async_unlock(r2);
       co_await b.async_unlock(r3);
       srv.text({"DEL", writer_waiting_key(name)});  // left by the refused writer
-      auto held = co_await async_write_lock(b, name, now);
+      auto held = co_await b.async_write_lock(name, now);
       BOOST_TEST(held.held());
-      auto [rec, r4] = co_await async_read_lock(a, name, now, tuple);
+      auto [rec, r4] = co_await a.async_read_lock(name, now, tuple);
       BOOST_TEST(rec == error::lock_taken);
-      auto [wec, w2] = co_await async_write_lock(a, name, now, tuple);
+      auto [wec, w2] = co_await a.async_write_lock(name, now, tuple);
       BOOST_TEST(wec == error::lock_taken);
       co_await b.async_unlock(held);
    }());
@@ -182,8 +179,8 @@ BOOST_AUTO_TEST_CASE(both_sides_are_renewed_and_their_loss_is_detected)
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         auto r = co_await async_read_lock(c, name, {.ttl = 1s});
-         auto w = co_await async_write_lock(c, other, {.ttl = 1s});
+         auto r = co_await c.async_read_lock(name, {.ttl = 1s});
+         auto w = co_await c.async_write_lock(other, {.ttl = 1s});
          co_await sleep(2500ms);
          BOOST_TEST((r.held() && w.held()));
          srv.text({"ZREM", readers_key(name), r.token()});

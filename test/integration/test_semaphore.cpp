@@ -52,13 +52,12 @@ void a_crashed_holders_permit_comes_back(asio::io_context& ioc, locksmith::confi
       [&]() -> asio::awaitable<void> {
          {
             locksmith::client a{ioc.get_executor(), cfg};
-            auto gone =
-               co_await locksmith::async_acquire_permit(a, name, 1, {.ttl = 300ms, .renew = false});
+            auto gone = co_await a.async_acquire_permit(name, 1, {.ttl = 300ms, .renew = false});
             BOOST_TEST(gone.held());
          }
-         auto [ec, l] = co_await locksmith::async_acquire_permit(b, name, 1, {.wait = 0ms}, tuple);
+         auto [ec, l] = co_await b.async_acquire_permit(name, 1, {.wait = 0ms}, tuple);
          BOOST_TEST(ec == error::lock_taken);
-         auto back = co_await locksmith::async_acquire_permit(b, name, 1, {.ttl = 5s, .wait = 5s});
+         auto back = co_await b.async_acquire_permit(name, 1, {.ttl = 5s, .wait = 5s});
          BOOST_TEST(back.held());
          // The new holder's permit is on a majority of the nodes (one permit's quorum), not on
          // every node: a node where the crashed holder's entry had not expired yet when the
@@ -97,17 +96,17 @@ BOOST_AUTO_TEST_CASE(three_permits_admit_three_holders_and_refuse_a_fourth)
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
-      auto a = co_await locksmith::async_acquire_permit(c, name, 3, now);
-      auto b = co_await locksmith::async_acquire_permit(c, name, 3, now);
-      auto d = co_await locksmith::async_acquire_permit(c, name, 3, now);
+      auto a = co_await c.async_acquire_permit(name, 3, now);
+      auto b = co_await c.async_acquire_permit(name, 3, now);
+      auto d = co_await c.async_acquire_permit(name, 3, now);
       BOOST_TEST((a.held() && b.held() && d.held()));
       BOOST_TEST(a.token() != b.token());
       BOOST_TEST(a.fencing_token() < b.fencing_token());
       BOOST_TEST(srv.text({"ZCARD", permits_key(name)}) == "3");
-      auto [ec, e] = co_await locksmith::async_acquire_permit(c, name, 3, now, tuple);
+      auto [ec, e] = co_await c.async_acquire_permit(name, 3, now, tuple);
       BOOST_TEST(ec == error::lock_taken);
       co_await c.async_unlock(b);
-      auto f = co_await locksmith::async_acquire_permit(c, name, 3, now);
+      auto f = co_await c.async_acquire_permit(name, 3, now);
       BOOST_TEST(f.held());
       co_await c.async_unlock(a);  // (no braced list to loop over: it trips GCC 12 here)
       co_await c.async_unlock(d);
@@ -124,14 +123,14 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter)
    event got{ioc};
    lease theirs;
    auto waiter = [&]() -> asio::awaitable<void> {
-      theirs = co_await locksmith::async_acquire_permit(b, name, 1, {.ttl = 60s, .wait = 30s});
+      theirs = co_await b.async_acquire_permit(name, 1, {.ttl = 60s, .wait = 30s});
       got.set();
    };
    task_group tasks{ioc};
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         auto held = co_await locksmith::async_acquire_permit(a, name, 1, {.ttl = 60s});
+         auto held = co_await a.async_acquire_permit(name, 1, {.ttl = 60s});
          tasks.spawn(waiter());
          BOOST_TEST(!co_await got.wait(300ms));  // still held: the waiter waits
          co_await a.async_unlock(held);
@@ -157,7 +156,7 @@ BOOST_AUTO_TEST_CASE(a_permit_is_renewed_and_its_loss_is_detected)
    run(
       ioc,
       [&]() -> asio::awaitable<void> {
-         auto l = co_await locksmith::async_acquire_permit(c, name, 2, {.ttl = 1s});
+         auto l = co_await c.async_acquire_permit(name, 2, {.ttl = 1s});
          co_await sleep(2500ms);
          BOOST_TEST(l.held());
          BOOST_TEST(!l.lost());
@@ -177,10 +176,10 @@ BOOST_AUTO_TEST_CASE(zero_permits_and_a_lock_name_are_refused)
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
    auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
-      auto [ec, l] = co_await locksmith::async_acquire_permit(a, name, 0, {}, tuple);
+      auto [ec, l] = co_await a.async_acquire_permit(name, 0, {}, tuple);
       BOOST_TEST(ec == error::invalid_argument);
       auto held = co_await a.async_lock(name);
-      auto [wec, w] = co_await locksmith::async_acquire_permit(b, name, 2, {.wait = 0ms}, tuple);
+      auto [wec, w] = co_await b.async_acquire_permit(name, 2, {.wait = 0ms}, tuple);
       BOOST_TEST(wec == error::unexpected_reply);  // WRONGTYPE: the name is a lock
       co_await a.async_unlock(held);
    }());
@@ -221,13 +220,13 @@ BOOST_AUTO_TEST_CASE(three_permits_on_five_nodes_need_four)
       ioc,
       [&]() -> asio::awaitable<void> {
          locksmith::report diag;
-         auto [ec, l] = co_await locksmith::async_acquire_permit(
-            c, name, 3, {.ttl = 5s, .wait = 0ms}, diag, tuple);
+         auto [ec, l] = co_await c.async_acquire_permit(
+            name, 3, {.ttl = 5s, .wait = 0ms, .diag = &diag}, tuple);
          BOOST_TEST(!ec);
          co_await c.async_unlock(l);
          servers[3]->pause();
-         auto [ec2, l2] = co_await locksmith::async_acquire_permit(
-            c, name, 3, {.ttl = 5s, .wait = 0ms}, diag, tuple);
+         auto [ec2, l2] = co_await c.async_acquire_permit(
+            name, 3, {.ttl = 5s, .wait = 0ms, .diag = &diag}, tuple);
          BOOST_TEST(ec2 == error::quorum_unreachable);
          servers[3]->resume();
       }(),

@@ -108,7 +108,8 @@ BOOST_AUTO_TEST_CASE(locks_follow_a_failover_and_a_lease_whose_key_was_lost_is_l
          auto m = co_await plain.async_lock(missed, {.ttl = 10s});
          BOOST_TEST(group.replica().text({"GET", lock_key(missed)}) == "(nil)");
          locksmith::report diag;
-         auto [short_ec, none] = co_await safe.async_try_lock(other, {.ttl = 10s}, diag, tuple);
+         auto [short_ec, none] =
+            co_await safe.async_try_lock(other, {.ttl = 10s, .diag = &diag}, tuple);
          BOOST_TEST(short_ec == error::not_enough_replicas);
          BOOST_TEST(mentions(diag.message(), "WAIT: 0 of 1 replicas"), diag.message());
 
@@ -160,7 +161,7 @@ BOOST_AUTO_TEST_CASE(a_readonly_answer_is_a_failed_vote_not_a_server_error)
       group.replica().command({"REPLICAOF", "NO", "ONE"});
       group.master().command({"REPLICAOF", "127.0.0.1", std::to_string(group.replica().port())});
       locksmith::report diag;
-      auto [ec, none] = co_await c.async_try_lock(name, {.ttl = 10s}, diag, tuple);
+      auto [ec, none] = co_await c.async_try_lock(name, {.ttl = 10s, .diag = &diag}, tuple);
       BOOST_TEST(ec == error::quorum_unreachable);
       BOOST_TEST(mentions(diag.message(), "READONLY"), diag.message());
    }());
@@ -242,7 +243,7 @@ BOOST_AUTO_TEST_CASE(with_the_replica_stopped_a_lock_fails_with_not_enough_repli
          auto h = co_await holder.async_lock(held, {.ttl = 10s, .renew = false});
          replica.pause();
          locksmith::report diag;
-         auto [ec, l] = co_await c.async_try_lock(name, {.ttl = 10s}, diag, tuple);
+         auto [ec, l] = co_await c.async_try_lock(name, {.ttl = 10s, .diag = &diag}, tuple);
          BOOST_TEST(ec == error::not_enough_replicas);
          BOOST_TEST(!l.held());
          BOOST_TEST(mentions(diag.message(), "WAIT: 0 of 1 replicas acknowledged within 100 ms"),

@@ -46,7 +46,8 @@ BOOST_AUTO_TEST_CASE(a_redis_6_cluster_is_refused_when_the_client_connects,
          for (int i = 0; i < 2; ++i) {
             locksmith::report diag;
             auto const start = clock_type::now();
-            auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, diag, tuple);
+            auto [ec, l] =
+               co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &diag}, tuple);
             took = std::max(took, clock_type::now() - start);
             errors.push_back(ec);
             messages.push_back(diag.message());

@@ -149,8 +149,8 @@ BOOST_AUTO_TEST_CASE(one_client_called_from_8_strands_of_an_io_context_run_by_4_
             continue;
          }
          if (i % 5 == 4) {
-            auto [ec, p] = co_await locksmith::async_acquire_permit(
-               *c, permits, 2, {.ttl = 10s, .wait = 20s}, tuple);
+            auto [ec, p] =
+               co_await c->async_acquire_permit(permits, 2, {.ttl = 10s, .wait = 20s}, tuple);
             check();
             if (!ec)
                co_await hold(permit_holders, 2);

@@ -29,7 +29,8 @@ outcome lock_and_unlock(tls_server& s, locksmith::config cfg, std::string const&
       [&]() -> asio::awaitable<void> {
          locksmith::client c{s.ioc.get_executor(), std::move(cfg)};
          auto const t0 = clock_type::now();
-         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s}, o.diag, tuple);
+         auto [ec, l] =
+            co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &o.diag}, tuple);
          o.took = clock_type::now() - t0;
          o.ec = ec;
          if (!ec) {

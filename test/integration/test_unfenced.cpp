@@ -157,13 +157,13 @@ BOOST_AUTO_TEST_CASE(the_kinds_that_always_fence_refuse_it)
       auto const refused = [](error_code ec) { return ec == error::invalid_argument; };
       auto [e1, l1] = co_await c.async_lock(name, {.fair = true, .fence = false}, tuple);
       BOOST_TEST(refused(e1), e1.message());
-      auto [e2, l2] = co_await locksmith::async_acquire_permit(c, name, 3, no_fence, tuple);
+      auto [e2, l2] = co_await c.async_acquire_permit(name, 3, no_fence, tuple);
       BOOST_TEST(refused(e2), e2.message());
-      auto [e3, l3] = co_await locksmith::async_read_lock(c, name, no_fence, tuple);
+      auto [e3, l3] = co_await c.async_read_lock(name, no_fence, tuple);
       BOOST_TEST(refused(e3), e3.message());
-      auto [e4, l4] = co_await locksmith::async_write_lock(c, name, no_fence, tuple);
+      auto [e4, l4] = co_await c.async_write_lock(name, no_fence, tuple);
       BOOST_TEST(refused(e4), e4.message());
-      auto [e5, l5] = co_await locksmith::async_lock_reentrant(c, name, "me", no_fence, tuple);
+      auto [e5, l5] = co_await c.async_lock_reentrant(name, "me", no_fence, tuple);
       BOOST_TEST(refused(e5), e5.message());
       BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
    }());

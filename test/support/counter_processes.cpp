@@ -171,7 +171,7 @@ asio::awaitable<void> worker(client& c, redis::connection& data, counter_run con
       auto const k = (index + i) % r.names;
       auto const name = r.name_of(k);
       auto const t0 = clock_type::now();
-      auto [ec, l] = co_await detail::initiate_acquire(c, token, kind, name, r.lock, nullptr);
+      auto [ec, l] = co_await detail::initiate_acquire(c, token, kind, name, r.lock);
       t.longest_wait_ms = std::max(t.longest_wait_ms, ms(clock_type::now() - t0));
       if (ec) {
          ++t.lock_failures;

@@ -47,6 +47,13 @@ using locksmith::test::tuple;
 using locksmith::test::unique_key;
 using locksmith::test::yield;
 
+/// `opts` whose acquisition writes its report to `diag` (lock_options::diag).
+inline locksmith::lock_options with_report(locksmith::lock_options opts, locksmith::report& diag)
+{
+   opts.diag = &diag;
+   return opts;
+}
+
 /// Milliseconds, for messages.
 inline double to_ms(clock_type::duration d)
 {

@@ -53,8 +53,8 @@ boost::asio::awaitable<bool> subscribe_fixture::sleeps_subscribed(std::string co
 boost::asio::awaitable<void> wait_for_lock(client& c, std::string const& name, lock_options opts,
                                            outcome& out, event& done)
 {
-   auto [ec, l] =
-      co_await c.async_lock(name, opts, out.diag, boost::asio::as_tuple(boost::asio::deferred));
+   opts.diag = &out.diag;
+   auto [ec, l] = co_await c.async_lock(name, opts, boost::asio::as_tuple(boost::asio::deferred));
    out.at = std::chrono::steady_clock::now();
    out.ec = ec;
    out.held = std::move(l);

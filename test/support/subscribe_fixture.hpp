@@ -18,9 +18,10 @@
 
 namespace locksmith::test {
 
-inline lock_options subscribe(std::chrono::milliseconds ttl, std::chrono::milliseconds wait)
+inline lock_options subscribe(std::chrono::milliseconds ttl, std::chrono::milliseconds wait,
+                              report* diag = nullptr)
 {
-   return {.ttl = ttl, .wait = wait, .strategy = wait_strategy::subscribe};
+   return {.ttl = ttl, .wait = wait, .strategy = wait_strategy::subscribe, .diag = diag};
 }
 
 // The commands that Redis counted between two INFO commandstats.

@@ -78,6 +78,22 @@ BOOST_AUTO_TEST_CASE(options_wait)
    BOOST_TEST(validate_options("k", lock_options{.wait = -1ms}, node_timeout) == invalid);
    BOOST_TEST(validate_options("k", lock_options{.wait = 0ms}, node_timeout) == ok);
    BOOST_TEST(validate_options("k", lock_options{.wait = 1h}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.wait = forever}, node_timeout) == ok);
+   // Longer than forever is forever too (deadline_after), not an error.
+   BOOST_TEST(validate_options("k", lock_options{.wait = std::chrono::milliseconds::max()},
+                               node_timeout) == ok);
+}
+
+// max_hold: empty is no cap; a given cap must be positive (zero no longer means "no cap").
+BOOST_AUTO_TEST_CASE(options_max_hold)
+{
+   BOOST_TEST(!lock_options{}.max_hold.has_value());
+   BOOST_TEST(validate_options("k", lock_options{.max_hold = std::nullopt}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.max_hold = 1ms}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.max_hold = 1h}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.max_hold = forever}, node_timeout) == ok);
+   BOOST_TEST(validate_options("k", lock_options{.max_hold = 0ms}, node_timeout) == invalid);
+   BOOST_TEST(validate_options("k", lock_options{.max_hold = -1ms}, node_timeout) == invalid);
 }
 
 BOOST_AUTO_TEST_CASE(options_drift)

@@ -1,4 +1,4 @@
-// Unit tests of default_drift and valid_until (src/sansio/validity.hpp).
+// Unit tests of default_drift, valid_until and deadline_after (src/sansio/validity.hpp).
 #include "sansio/validity.hpp"
 
 #include <boost/test/unit_test.hpp>
@@ -10,6 +10,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using locksmith::detail::clock;
+using locksmith::detail::deadline_after;
 using locksmith::detail::default_drift;
 using locksmith::detail::valid_until;
 
@@ -94,6 +95,19 @@ BOOST_AUTO_TEST_CASE(usable_in_constant_expressions)
    constexpr auto until = valid_until(start, start, 1s, 10ms);
    BOOST_TEST(until.has_value());
    BOOST_TEST(ns(*until - start) == ns(990ms));
+}
+
+// A wait or hold ends `span` after its start; forever, or anything longer, a century on, without
+// overflowing the clock (milliseconds::max() in nanoseconds would).
+BOOST_AUTO_TEST_CASE(deadline_after_stops_at_forever)
+{
+   BOOST_TEST(ns(deadline_after(start, 0ms) - start) == ns(0ms));
+   BOOST_TEST(ns(deadline_after(start, 10s) - start) == ns(10s));
+   BOOST_TEST(ns(deadline_after(start, locksmith::forever) - start) == ns(locksmith::forever));
+   auto const longest = deadline_after(start, std::chrono::milliseconds::max());
+   BOOST_TEST(ns(longest - start) == ns(locksmith::forever));
+   BOOST_TEST((longest > start));
+   BOOST_TEST(ns(locksmith::forever) == ns(std::chrono::hours{24 * 365 * 100}));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,7 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-// The one front end of every acquisition: the lock's (client.hpp), a semaphore's permits
-// (semaphore.hpp) and a read-write lock's sides (rw_lock.hpp). Each public operation only names
-// the kind of lease it asks for.
+// The one front end of every acquisition, behind the client's members (client.hpp): the lock, a
+// semaphore's permits (semaphore.hpp), a read-write lock's sides (rw_lock.hpp) and a reentrant
+// lock's holds (reentrant_lock.hpp). Each member only names the kind of lease it asks for.
 #ifndef LOCKSMITH_DETAIL_ACQUIRE_KIND_HPP
 #define LOCKSMITH_DETAIL_ACQUIRE_KIND_HPP
 
@@ -9,7 +9,6 @@
 #include <locksmith/error.hpp>
 #include <locksmith/lease.hpp>
 #include <locksmith/lock_options.hpp>
-#include <locksmith/report.hpp>
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -30,35 +29,37 @@ struct client_core;
 using lease_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
 
 /// Validates, queues in the process, acquires a lease of the kind and completes `h` with it.
-/// `diag`, when given, is reset first and must outlive the operation.
+/// `opts.diag`, when given, is reset first and must outlive the operation.
 void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kind, std::string name,
-                        lock_options opts, report* diag, lease_handler h);
+                        lock_options opts, lease_handler h);
 
 /// The client's core (client.cpp), for the primitives' front ends.
 std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
 
-/// A named initiation with get_executor(), so that asio::cancel_after works.
+/// A named initiation with get_executor(), so that asio::cancel_after works. A template, as the
+/// client is not complete here.
+template <class Client>
 struct acquire_kind_initiation {
-   std::shared_ptr<client_core> core;
-   boost::asio::any_io_executor ex;
+   Client* c;
    using executor_type = boost::asio::any_io_executor;
-   executor_type get_executor() const noexcept { return ex; }
+   executor_type get_executor() const noexcept { return c->get_executor(); }
    template <class Handler>
-   void operator()(Handler&& h, lease_kind kind, std::string name, lock_options const& opts,
-                   report* diag) const
+   void operator()(Handler&& h, lease_kind kind, std::string name, lock_options const& opts) const
    {
-      async_acquire_kind(core, kind, std::move(name), opts, diag,
+      async_acquire_kind(core_of(*c), std::move(kind), std::move(name), opts,
                          lease_handler{std::forward<Handler>(h)});
    }
 };
 
+/// Starts an acquisition of `kind`: the client's acquiring members (client.hpp) are this, each
+/// with its kind. Callers that choose the kind at run time (the command-line tool, benchmarks,
+/// tests) call it directly; it is not part of the public API.
 template <class Client, class CompletionToken>
 auto initiate_acquire(Client& c, CompletionToken& token, lease_kind kind, std::string_view name,
-                      lock_options const& opts, report* diag)
+                      lock_options const& opts)
 {
    return boost::asio::async_initiate<CompletionToken, void(error_code, lease)>(
-      acquire_kind_initiation{core_of(c), c.get_executor()}, token, kind, std::string{name}, opts,
-      diag);
+      acquire_kind_initiation<Client>{&c}, token, std::move(kind), std::string{name}, opts);
 }
 
 }  // namespace locksmith::detail

@@ -53,6 +53,7 @@ struct options {
    bool no_renew = false;
    bool fair = false;
    bool no_fence = false;
+   std::string owner;  // lock_options::owner
    std::string plot;
    int nodes = 5;            // quorum: redis-servers to start
    std::vector<int> frozen;  // quorum: K of each run; empty: 0, 1 and 2
@@ -190,6 +191,7 @@ std::vector<run_spec> plan(options const& o)
    base.renew = !o.no_renew;
    base.fair = o.fair;
    base.fence = !o.no_fence;
+   base.owner = o.owner;
    base.node_timeout = node_timeout_of(o);
    auto const run_id = detail::random_token().substr(0, 8);
    std::vector<run_spec> runs;
@@ -351,6 +353,10 @@ void add_options(CLI::App& app, options& o)
       "Lock with lock_options::fence = false (a plain SET NX, no fencing token), in every "
       "lock scenario but threads, beside the raw floor: its rows say \"fence\": false (table: the "
       "strategy ends in -nf)");
+   app.add_option("--owner", o.owner,
+                  "Lock with lock_options::owner = LABEL (a holder label), to see what it costs: "
+                  "its rows say \"owner_bytes\"")
+      ->type_name("LABEL");
    app.add_flag("--no-renew", o.no_renew,
                 "Lock with renew = false (no watchdog), to see what it costs");
    app.add_option("--nodes", o.nodes, "quorum: redis-servers to start (default 5)")

@@ -183,6 +183,7 @@ summary summarize(run_result& r, summary const* raw, summary const* spin)
    }
    s.renew = r.spec.renew;
    s.fence = r.spec.fence || r.spec.st == strategy::raw;
+   s.owner_bytes = r.spec.st == strategy::raw ? 0 : r.spec.owner.size();
    s.sane = r.sane();
    judge(s);
    return s;
@@ -231,6 +232,8 @@ std::string to_json(summary const& s)
       field("renew", s.renew ? "true" : "false");
       field("fair", s.fair ? "true" : "false");
       field("fence", s.fence ? "true" : "false");
+      if (s.owner_bytes > 0)
+         field("owner_bytes", std::to_string(s.owner_bytes));
    }
    if (!s.error.empty())
       field("first_error", json_string(s.error));

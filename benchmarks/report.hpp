@@ -42,8 +42,9 @@ struct summary {
    std::optional<bool> target_met;
    std::optional<double> spin_interval_ms, spin_jitter_ms;
    bool renew = true;
-   bool fence = true;  // lock_options::fence
-   bool fair = false;  // the strategy then reads "fair"
+   bool fence = true;            // lock_options::fence
+   std::size_t owner_bytes = 0;  // lock_options::owner's size (0: no label)
+   bool fair = false;            // the strategy then reads "fair"
    bool sane = false;
 };
 

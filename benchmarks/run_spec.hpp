@@ -47,6 +47,7 @@ struct run_spec {
    bool renew = true;               // lock_options::renew (the watchdog)
    bool fair = false;               // lock_options::fair (the lock scenarios only)
    bool fence = true;               // lock_options::fence (the lock scenarios only)
+   std::string owner;               // lock_options::owner (empty: no label)
    milliseconds node_timeout{50};   // config::node_timeout
    int frozen = 0;                  // quorum: how many of the nodes (the last ones) are paused
    std::size_t permits = 3;         // semaphore: holders at once

@@ -33,8 +33,12 @@ constexpr auto stop_poll = 2ms;
 // means a bug, not a slow machine.
 lock_options bench_options(run_spec const& spec)
 {
-   lock_options o{
-      .ttl = 10s, .wait = 60s, .renew = spec.renew, .fair = spec.fair, .fence = spec.fence};
+   lock_options o{.ttl = 10s,
+                  .wait = 60s,
+                  .renew = spec.renew,
+                  .fair = spec.fair,
+                  .fence = spec.fence,
+                  .owner = spec.owner};
    if (spec.st == strategy::spin)
       o.strategy = wait_strategy::spin{.interval = spec.spin_interval, .jitter = spec.spin_jitter};
    else

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include <iostream>
 
 namespace locksmith::cli {
@@ -49,7 +51,7 @@ constexpr char const* synopsis = R"(
   locksmith status [--redis URL]... --key K [--json] [--node-timeout 1s]
                    [--tls-ca FILE] [--tls-cert FILE --tls-key FILE]
   locksmith exec [--redis URL]... --key K [--ttl 30s] [--wait 10s] [--strategy subscribe|spin]
-                 [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION]
+                 [--node-timeout 50ms] [--grace DURATION] [--max-hold DURATION] [--owner LABEL]
                  [--fair | --permits N | --shared | --exclusive] [--wait-replicas N]
                  [--tls-ca FILE] [--tls-cert FILE --tls-key FILE] -- CMD ARGS...
 )";
@@ -73,6 +75,9 @@ CMD gets LOCKSMITH_FENCING_TOKEN (a number that grows with each acquisition of K
 LOCKSMITH_KEY (K) in its environment. The lock is released as soon as CMD exits. SIGINT, SIGTERM
 and SIGHUP are forwarded to CMD while it runs.
 Durations: an integer and a unit, ms, s, m or h (250ms, 30s, 5m, 1h).
+--owner LABEL is stored with the lock (inside its value: no extra key or command) and shown by
+`locksmith status` beside the holder's token: by default <hostname>:<pid> of this locksmith
+process; at most 256 bytes, no control characters; --owner '' stores none.
 
 Renewal: while CMD runs, the lock is renewed every ttl/3 (its key is set back to --ttl), so CMD
 may run longer than --ttl. If renewal keeps failing (Redis down, frozen or cut off), the lease is
@@ -148,6 +153,13 @@ void add_lock_options(CLI::App& exec, exec_args& a)
       ->capture_default_str();
    add_duration(exec, "--node-timeout", a.node_timeout,
                 "How long one Redis node may take to answer");
+   // Through a function: CLI11 reads an empty value into an optional as no value, and
+   // --owner '' must mean "no label", not the default one.
+   exec
+      .add_option_function<std::string>(
+         "--owner", [&a](std::string const& v) { a.owner = v; },
+         "Label stored with the lock and shown by status (default: <hostname>:<pid>)")
+      ->type_name("LABEL");
    exec
       .add_option("--wait-replicas", a.wait_replicas,
                   "Count the lock only once N replicas of the node have it (WAIT); 0: no WAIT")
@@ -233,6 +245,14 @@ std::optional<int> parse_command_line(int argc, char** argv, exec_args& a, statu
    return std::nullopt;
 }
 
+std::string default_owner()
+{
+   char host[256] = {};
+   if (::gethostname(host, sizeof host - 1) != 0)
+      host[0] = '\0';
+   return std::string{host} + ":" + std::to_string(::getpid());
+}
+
 exec_settings to_settings(exec_args& a)
 {
    if (a.nodes.empty())
@@ -250,6 +270,10 @@ exec_settings to_settings(exec_args& a)
       throw usage_error{"--node-timeout must be positive"};
    // What the TTL leaves the watchdog to renew in: the grace (the lease's loss margin) must be
    // below it, as the library checks (lock_options::renew).
+   auto owner = a.owner ? *a.owner : default_owner();
+   if (locksmith::detail::validate_owner(owner))
+      throw usage_error{"--owner must be at most " + std::to_string(locksmith::max_owner_size) +
+                        " bytes, without control characters"};
    auto const room = locksmith::detail::renewal_room(ttl, std::nullopt, node_timeout);
    if (room <= 0ms)
       throw usage_error{"--ttl " + a.ttl + " is too short to renew with --node-timeout " +
@@ -275,7 +299,8 @@ exec_settings to_settings(exec_args& a)
                                 .wait = duration_arg("--wait", a.wait),
                                 .max_hold = max_hold,
                                 .loss_margin = grace,
-                                .fair = a.fair};
+                                .fair = a.fair,
+                                .owner = std::move(owner)};
    if (a.strategy == "spin")
       opts.strategy = locksmith::wait_strategy::spin{};
    if (a.tls_cert.empty() != a.tls_key.empty())

@@ -45,6 +45,7 @@ struct exec_args {
    std::string strategy = "subscribe";
    std::optional<std::string> grace;  // empty: default_grace()
    std::string max_hold;              // empty: no cap
+   std::optional<std::string> owner;  // lock_options::owner; empty: default_owner()
    std::string tls_ca;                // empty: the system's trust store
    std::string tls_cert;              // empty: no client certificate
    std::string tls_key;
@@ -78,6 +79,10 @@ inline constexpr char const* url_forms =
    "redis+sentinel://[user[:password]@]host[:port][,host[:port]]/master[/db] or "
    "redis+cluster://[user[:password]@]host[:port][,host[:port]] "
    "(rediss+sentinel:// and rediss+cluster:// are not supported)";
+
+/// The holder label when --owner is not given: `<hostname>:<pid>` of this process, the one
+/// that holds the lock while CMD runs.
+std::string default_owner();
 
 /// Checks the options and turns them into settings, or throws usage_error.
 exec_settings to_settings(exec_args& a);

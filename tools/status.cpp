@@ -26,7 +26,8 @@ using namespace std::chrono_literals;
 constexpr char const* status_help = R"(
 Prints what the Redis node(s) know of the lock K, whatever primitive holds it (a lock, a fair
 lock, a semaphore, a read-write lock, a reentrant lock): on each node the kind, the holders'
-tokens and the time they have left, the last fencing token, a fair lock's queued waiters and a
+tokens, their owners (the label given with exec --owner, by default host:pid) and the time
+they have left, the last fencing token, a fair lock's queued waiters and a
 read-write lock's waiting writer; then whether a quorum of nodes shows a holder. It reads, and
 writes nothing. --redis as for exec (several URLs: a RedLock's nodes). --json prints one JSON
 object instead, with the same fields.
@@ -65,7 +66,8 @@ std::string json_tokens(std::vector<holder_info> const& hs)
    std::string out = "[";
    for (auto const& h : hs)
       out += (out.size() > 1 ? "," : "") + std::string{"{\"token\":"} + json_string(h.token) +
-             ",\"ttl_ms\":" + std::to_string(h.ttl.count()) + "}";
+             ",\"ttl_ms\":" + std::to_string(h.ttl.count()) +
+             ",\"owner\":" + (h.owner.empty() ? "null" : json_string(h.owner)) + "}";
    return out + "]";
 }
 
@@ -93,10 +95,16 @@ std::string left(std::chrono::milliseconds d)
    return std::to_string(d.count() / 1000) + "." + std::to_string(d.count() % 1000 / 100) + "s";
 }
 
+// " by host:42", or nothing for a holder without a label (lock_options::owner)
+std::string by(holder_info const& h)
+{
+   return h.owner.empty() ? std::string{} : " by " + h.owner;
+}
+
 void text_tokens(std::ostream& out, char const* what, std::vector<holder_info> const& hs)
 {
    for (auto const& h : hs)
-      out << "    " << what << " " << h.token << " (" << left(h.ttl) << " left)\n";
+      out << "    " << what << " " << h.token << by(h) << " (" << left(h.ttl) << " left)\n";
 }
 
 void text_node(std::ostream& out, node_inspection const& n)
@@ -196,7 +204,7 @@ std::string to_text(inspection const& in)
        << " (quorum " << in.quorum << " of " << in.nodes.size() << " node(s), " << in.answered
        << " answered), fence " << in.fence << "\n";
    for (auto const& h : in.holders)
-      out << "  holder " << h.token << " (" << left(h.ttl) << " left on a quorum)\n";
+      out << "  holder " << h.token << by(h) << " (" << left(h.ttl) << " left on a quorum)\n";
    for (auto const& n : in.nodes)
       text_node(out, n);
    return out.str();

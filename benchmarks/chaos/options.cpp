@@ -90,6 +90,10 @@ int parse_options(int argc, char** argv, request& q)
    app.add_flag("!--no-fence", o.fence,
                 "lock with lock_options::fence = false (a plain SET NX, no fencing token, so no "
                 "fenced write at the resource); every scenario");
+   app.add_option("--owner", o.owner,
+                  "lock with lock_options::owner = LABEL (a holder label inside the lease's "
+                  "value); every scenario")
+      ->type_name("LABEL");
    app.add_flag("!--no-restarts", o.restarts, "no kill -9 and empty restarts");
    app.add_flag("!--no-delay", o.delay,
                 "no network delay (tc netem as root where the kernel has it, else a TCP proxy)");

@@ -192,7 +192,8 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
    loss_watch watch{ex, shm};
    auto const opts = locksmith::lock_options{.ttl = std::chrono::milliseconds{o.ttl_ms},
                                              .wait = std::chrono::milliseconds{o.wait_ms},
-                                             .fence = o.fence};
+                                             .fence = o.fence,
+                                             .owner = o.owner};
    auto const names = o.labels.empty() ? static_cast<std::size_t>(o.names) : o.labels.size();
    while (!shm.stop.load()) {
       auto const index = rng() % names;

@@ -23,6 +23,7 @@ struct chaos_options {
    bool restarts = true, delay = true;
    bool fence = true;                // lock_options::fence (--no-fence: the unfenced lock)
    unsigned wait_replicas = 0;       // config::wait_replicas
+   std::string owner;                // lock_options::owner (--owner; empty: no label)
    std::vector<std::string> labels;  // the names to lock; empty: n0 .. n<names-1>
 };
 

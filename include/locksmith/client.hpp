@@ -323,7 +323,7 @@ public:
    }
 
    /// Reads what the servers know of the name, whatever primitive holds it: on each node its
-   /// kind, holders (with their time left), the last fencing token, a fair lock's queued
+   /// kind, holders (their time left and owner label), the last fencing token, a fair lock's queued
    /// waiters and a read-write lock's waiting writer; and the quorum's view: whether a quorum of
    /// nodes shows a holder, and which. One read-only script call per node, all at once, each
    /// within config::node_timeout; it writes nothing, votes on nothing, and does not wait for

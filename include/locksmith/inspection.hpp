@@ -37,13 +37,16 @@ constexpr std::string_view to_string(lock_kind k) noexcept
    return names[static_cast<std::size_t>(k)];
 }
 
-/// A token found in a name's keys, and how long it has left there.
+/// A token found in a name's keys, how long it has left there, and its holder's label.
 struct holder_info {
    /// The token: a lease's (lease::token()), or a reentrant lock's owner's (a digest of its
    /// owner id).
    std::string token;
    /// Time left before the key or member expires, on the server's clock (-1: no TTL).
    std::chrono::milliseconds ttl{0};
+   /// The holder's label (lock_options::owner), or, for a reentrant lock's owner, that of its
+   /// latest hold; empty when none was given.
+   std::string owner = {};
 };
 
 /// What one node knows of a name.

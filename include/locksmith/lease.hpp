@@ -59,7 +59,8 @@ public:
    /// The lock's name, as given to `async_lock`.
    std::string const& name() const noexcept;
 
-   /// This owner's token: 32 lower-case hex characters (128 random bits), the lock key's value.
+   /// This owner's token: 32 lower-case hex characters (128 random bits), the lock key's value;
+   /// with a label (lock_options::owner) the value is the token, '@' and the label.
    std::string const& token() const noexcept;
 
    /// The fencing token: strictly greater than that of every earlier acquisition of the same

@@ -2,9 +2,12 @@
 #ifndef LOCKSMITH_LOCK_OPTIONS_HPP
 #define LOCKSMITH_LOCK_OPTIONS_HPP
 
+#include <array>
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <variant>
 
 namespace locksmith {
@@ -45,6 +48,49 @@ inline constexpr std::chrono::milliseconds forever = std::chrono::hours{24 * 365
 
 /// One of the wait strategies.
 using wait_strategy_type = std::variant<wait_strategy::subscribe_t, wait_strategy::spin>;
+
+/// The longest holder label accepted (lock_options::owner), in bytes.
+inline constexpr std::size_t max_owner_size = 256;
+
+/// A holder label (lock_options::owner): its bytes kept inside the options, not on the heap, so
+/// that lock_options stays trivially destructible. GCC 12 destroys a braced temporary of a
+/// co_await expression twice (`co_await c.async_lock(k, {.owner = label})`): a std::string in
+/// it would be freed twice. Converts from a string, a string_view or a C string.
+class owner_label {
+public:
+   /// No label.
+   constexpr owner_label() noexcept = default;
+   /// The bytes of `s`. A label longer than max_owner_size is kept as too long (fits() is
+   /// false), and an acquisition refuses it with error::invalid_argument.
+   constexpr owner_label(std::string_view s) noexcept
+       : size_{s.size() > max_owner_size ? max_owner_size + 1 : s.size()}
+   {
+      for (std::size_t i = 0; i < s.size() && i < max_owner_size; ++i)
+         bytes_[i] = s[i];
+   }
+   /// The bytes of `s`, as above.
+   owner_label(std::string const& s) noexcept
+       : owner_label(std::string_view{s})
+   {}
+   /// The bytes of the C string `s`, as above.
+   constexpr owner_label(char const* s) noexcept
+       : owner_label(std::string_view{s})
+   {}
+
+   /// The label's bytes; empty when there is none, or when it is too long.
+   constexpr std::string_view view() const noexcept
+   {
+      return fits() ? std::string_view{bytes_.data(), size_} : std::string_view{};
+   }
+   /// True when there is no label.
+   constexpr bool empty() const noexcept { return size_ == 0; }
+   /// False when the label given was longer than max_owner_size.
+   constexpr bool fits() const noexcept { return size_ <= max_owner_size; }
+
+private:
+   std::array<char, max_owner_size> bytes_{};
+   std::size_t size_ = 0;
+};
 
 /// Options of one acquisition. A plain aggregate: write designated initializers.
 ///
@@ -131,6 +177,19 @@ struct lock_options {
    /// outlive the operation, which only writes it while it runs (never a lease's later renewals).
    /// Default none.
    report* diag = nullptr;
+
+   /// A label for the holder, such as `host:pid`, that client::async_inspect and `locksmith
+   /// status` show beside the lease's token, so that the answer to "who holds it" is a name.
+   /// Bytes, at most max_owner_size (256), none of them an ASCII control character (status
+   /// prints one holder per line); anything else is error::invalid_argument before any I/O. It is
+   /// stored inside the value that the lease writes (the lock key's, a permit's, a reader's, a
+   /// hold's or a fair waiter's place: the token, '@' and the label), so it costs no command, no
+   /// script argument and no key, and goes with the lease's release or expiry; every kind of lease
+   /// takes it. It only names the holder: it is not the reentrant lock's owner id
+   /// (which decides who may re-enter), and that owner shows the label of its latest hold.
+   /// lease::token() stays the token alone. Default empty: no label, nothing stored but the
+   /// token.
+   owner_label owner = {};
 };
 
 /// The longest lock name accepted, in bytes. Names are bytes; one may not begin with '}'.

@@ -53,7 +53,9 @@ std::string const& lease::name() const noexcept
 }
 std::string const& lease::token() const noexcept
 {
-   return st_ ? st_->token : empty_string;
+   if (!st_)
+      return empty_string;
+   return st_->bare_token.empty() ? st_->token : st_->bare_token;
 }
 std::uint64_t lease::fencing_token() const noexcept
 {

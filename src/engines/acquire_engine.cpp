@@ -73,6 +73,7 @@ std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string
    // remove what this one takes.
    if (a.token.empty()) {
       a.token = random_token();
+      add_owner(a.token, opts.owner.view());  // inside the stored value: no argument, no key
       if (is_fair(kind))
          listener_.await_handoff(a.token);
    }

@@ -5,6 +5,8 @@
 #include "engines/telemetry.hpp"
 #include "engines/watchdog.hpp"
 
+#include "sansio/token.hpp"
+
 namespace locksmith::detail {
 
 lease_state::lease_state(std::shared_ptr<lease_owner> const& c, std::string n, std::string t,
@@ -20,7 +22,11 @@ lease_state::lease_state(std::shared_ptr<lease_owner> const& c, std::string n, s
     , renewed_at{start}
     , valid_until{until}
     , lost_event{c->executor(), clock::time_point::max()}
-{}
+{
+   // The label is part of the stored value (token.hpp); the lease's own token is without it.
+   if (auto const [bare, owner] = split_owner(token); !owner.empty())
+      bare_token = bare;
+}
 
 void lease_state::end(status s) noexcept
 {

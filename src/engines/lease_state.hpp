@@ -34,7 +34,8 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
 
    std::weak_ptr<lease_owner> core;  // the client that owns it (core/client_core.hpp)
    std::string name;
-   std::string token;
+   std::string token;       // the stored value: the token, and '@' and the owner label if any
+   std::string bare_token;  // lease::token() of a labelled lease; empty without a label
    std::uint64_t fence = 0;
    std::chrono::milliseconds ttl;
    std::optional<std::chrono::milliseconds> drift;

@@ -3,6 +3,7 @@
 
 #include "sansio/keys.hpp"
 #include "sansio/quorum.hpp"
+#include "sansio/token.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -15,6 +16,13 @@ namespace {
 
 using boost::redis::resp3::type;
 using std::chrono::milliseconds;
+
+// A stored value as a holder: its token, and its label apart (token.hpp).
+holder_info holder(std::string_view value, milliseconds left)
+{
+   auto const [token, owner] = split_owner(value);
+   return {std::string{token}, left, std::string{owner}};
+}
 
 // Reads the inspect script's flat reply, element by element.
 class reader {
@@ -50,7 +58,7 @@ public:
          auto left = integer();
          if (!token || !left)
             return false;
-         out.push_back({std::move(*token), milliseconds{*left}});
+         out.push_back(holder(*token, milliseconds{*left}));
       }
       return true;
    }
@@ -121,11 +129,19 @@ error_code parse_inspection(boost::redis::generic_response const& r, node_inspec
    out.writer = out.kind == lock_kind::read_write && *lock_type == "string";
    out.holders.clear();
    if (*lock_type == "string")
-      out.holders.push_back({std::move(*value), milliseconds{*pttl}});
+      out.holders.push_back(holder(*value, milliseconds{*pttl}));
    else if (out.kind == lock_kind::semaphore)
       out.holders = std::move(members);
    else if (out.kind == lock_kind::read_write)
       out.holders = std::move(readers);
+   // A reentrant lock's key holds its owner's digest, shared by all its holds, so no label:
+   // the owner shows its latest hold's (the holds come by expiry).
+   if (out.kind == lock_kind::reentrant && !out.holders.empty()) {
+      auto const labelled = std::find_if(out.holds.rbegin(), out.holds.rend(),
+                                         [](holder_info const& h) { return !h.owner.empty(); });
+      if (labelled != out.holds.rend())
+         out.holders.front().owner = labelled->owner;
+   }
    return {};
 }
 
@@ -136,8 +152,9 @@ void summarize(inspection& in)
    in.fence = 0;
    in.holders.clear();
    std::map<lock_kind, std::size_t> kinds;
-   // For each token: its time left on each node that shows it.
+   // For each token: its time left on each node that shows it, and its label.
    std::map<std::string, std::vector<milliseconds>> seen;
+   std::map<std::string, std::string> owners;
    for (auto const& n : in.nodes) {
       if (n.ec)
          continue;
@@ -145,8 +162,11 @@ void summarize(inspection& in)
       in.fence = std::max(in.fence, n.fence);
       if (n.kind != lock_kind::none)
          ++kinds[n.kind];
-      for (auto const& h : n.holders)
+      for (auto const& h : n.holders) {
          seen[h.token].push_back(h.ttl);
+         if (!h.owner.empty())
+            owners.try_emplace(h.token, h.owner);
+      }
    }
    in.kind = lock_kind::none;
    std::size_t most = 0;
@@ -163,7 +183,7 @@ void summarize(inspection& in)
                 (b.count() < 0 ? milliseconds::max() : b);
       };
       std::sort(left.begin(), left.end(), longest_first);
-      in.holders.push_back({token, left[in.quorum - 1]});
+      in.holders.push_back({token, left[in.quorum - 1], owners[token]});
    }
 }
 

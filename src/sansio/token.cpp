@@ -52,4 +52,23 @@ std::string random_token()
    return to_hex(bytes);
 }
 
+void add_owner(std::string& token, std::string_view owner)
+{
+   if (owner.empty())
+      return;
+   token.reserve(token.size() + 1 + owner.size());
+   token += owner_separator;
+   token += owner;
+}
+
+std::pair<std::string_view, std::string_view> split_owner(std::string_view value) noexcept
+{
+   constexpr std::size_t hex_size = 32;
+   auto const hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+   if (value.size() <= hex_size + 1 || value[hex_size] != owner_separator ||
+       !std::all_of(value.begin(), value.begin() + hex_size, hex))
+      return {value, {}};
+   return {value.substr(0, hex_size), value.substr(hex_size + 1)};
+}
+
 }  // namespace locksmith::detail

@@ -3,6 +3,7 @@
 #include "sansio/validate.hpp"
 #include "sansio/validity.hpp"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace locksmith::detail {
@@ -12,6 +13,14 @@ error_code validate_name(std::string_view name) noexcept
    // A leading '}' would end the {name} hash tag at once, and split the lock's keys over
    // Cluster slots.
    if (name.empty() || name.size() > max_key_size || name.front() == '}')
+      return error::invalid_argument;
+   return {};
+}
+
+error_code validate_owner(std::string_view owner) noexcept
+{
+   auto const control = [](unsigned char c) { return c < 0x20 || c == 0x7f; };
+   if (owner.size() > max_owner_size || std::any_of(owner.begin(), owner.end(), control))
       return error::invalid_argument;
    return {};
 }
@@ -49,6 +58,10 @@ error_code validate_options(std::string_view name, lock_options const& opts,
    if (auto ec = validate_name(name))
       return ec;
    if (auto ec = validate_ttl(opts.ttl))
+      return ec;
+   if (!opts.owner.fits())
+      return error::invalid_argument;
+   if (auto ec = validate_owner(opts.owner.view()))
       return ec;
    // An empty max_hold is no cap; a given one that is not positive would end the lease at once.
    if (opts.wait.count() < 0 || (opts.max_hold && opts.max_hold->count() <= 0) ||

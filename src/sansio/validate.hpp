@@ -32,10 +32,16 @@ std::chrono::milliseconds renewal_room(std::chrono::milliseconds ttl,
                                        std::optional<std::chrono::milliseconds> drift,
                                        std::chrono::milliseconds node_timeout) noexcept;
 
-/// The name, the TTL, the drift, a negative wait, a max_hold given but not positive, a negative
-/// loss margin or one not below the TTL, a drift not below the TTL, a spin interval that
-/// is not positive or a negative jitter, and, with renew, a TTL that leaves no room to renew
-/// (loss_margin not below renewal_room(ttl, drift, node_timeout), the client's node timeout).
+/// error::invalid_argument for a holder label longer than max_owner_size or with an ASCII
+/// control character (a newline would forge a line of `locksmith status`); success otherwise,
+/// the empty label (none) included.
+error_code validate_owner(std::string_view owner) noexcept;
+
+/// The name, the TTL, the owner label, the drift, a negative wait, a max_hold given but not
+/// positive, a negative loss margin or one not below the TTL, a drift not below the TTL, a spin
+/// interval that is not positive or a negative jitter, and, with renew, a TTL that leaves no room
+/// to renew (loss_margin not below renewal_room(ttl, drift, node_timeout), the client's node
+/// timeout).
 error_code validate_options(std::string_view name, lock_options const& opts,
                             std::chrono::milliseconds node_timeout) noexcept;
 

@@ -14,6 +14,8 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <unistd.h>
+
 #include <memory>
 
 namespace {
@@ -80,7 +82,16 @@ struct holder {
    }
 };
 
-// Holds the key with `options`, and checks what status says of it: exit 0, the kind's line.
+// exec's default holder label: <hostname>:<pid> of the exec process.
+std::string default_owner(cli_process const& exec)
+{
+   char host[256] = {};
+   ::gethostname(host, sizeof host - 1);
+   return std::string{host} + ":" + std::to_string(exec.pid());
+}
+
+// Holds the key with `options`, and checks what status says of it: exit 0, the kind's line,
+// and the holder with exec's default label (on the quorum's line and in the JSON).
 void held_as(std::vector<std::string> const& urls, std::vector<std::string> const& options,
              std::string const& kind_line)
 {
@@ -90,9 +101,12 @@ void held_as(std::vector<std::string> const& urls, std::vector<std::string> cons
    auto const text = status(urls, key);
    BOOST_TEST(text.code == 0, text.out << text.err);
    BOOST_TEST(says(text, kind_line), text.out);
+   auto const who = default_owner(*h.p);
+   BOOST_TEST(says(text, " by " + who + " ("), text.out);
    auto const json = status(urls, key, {"--json"});
    BOOST_TEST(json.code == 0, json.err);
    BOOST_TEST(says(json, "\"held\":true"), json.out);
+   BOOST_TEST(says(json, "\"owner\":\"" + who + "\"}"), json.out);
    h.finish();
    // Free once the release reached every node (it completes at a quorum).
    answer after{};
@@ -185,6 +199,39 @@ BOOST_AUTO_TEST_CASE(every_kind_on_a_cluster,
 {
    locksmith::test::cluster_group cluster;
    every_kind({cluster.url()});
+}
+
+// --owner LABEL is shown as given; --owner '' stores none (JSON null); a label that is too long
+// or holds a control character is a usage error (64), before any lock is taken.
+BOOST_AUTO_TEST_CASE(owner_is_shown_as_given, *utf::timeout(120))
+{
+   redis_server srv;
+   auto const key = unique_key();
+   {
+      holder h{{srv.url()}, key, {"--owner", "nightly report@web-1"}};
+      BOOST_TEST_REQUIRE(h.ready(), h.p->err());
+      auto const text = status({srv.url()}, key);
+      BOOST_TEST(says(text, " by nightly report@web-1 ("), text.out);
+      auto const json = status({srv.url()}, key, {"--json"});
+      BOOST_TEST(says(json, "\"owner\":\"nightly report@web-1\"}"), json.out);
+      h.finish();
+   }
+   {
+      holder h{{srv.url()}, key, {"--owner", ""}};
+      BOOST_TEST_REQUIRE(h.ready(), h.p->err());
+      auto const text = status({srv.url()}, key);
+      BOOST_TEST(text.code == 0, text.err);
+      BOOST_TEST(!says(text, " by "), text.out);
+      auto const json = status({srv.url()}, key, {"--json"});
+      BOOST_TEST(says(json, "\"owner\":null}"), json.out);
+      h.finish();
+   }
+   for (auto const& bad : {std::string(257, 'o'), std::string{"two\nlines"}}) {
+      cli_process p{exec_args(srv, key, {"--owner", bad}, {"true"})};
+      BOOST_TEST(p.wait() == 64, p.err());
+      BOOST_TEST(p.err().find("--owner") != std::string::npos, p.err());
+   }
+   BOOST_TEST(!key_exists(srv, key));
 }
 
 BOOST_AUTO_TEST_CASE(bad_input_exits_64_and_a_dead_node_69, *utf::timeout(60))

@@ -182,6 +182,36 @@ BOOST_AUTO_TEST_CASE(reentrant_owner_and_holds)
    BOOST_TEST(n.holds.size() == 2u);
 }
 
+// The labels (lock_options::owner) are split from the stored values of every list; a reentrant
+// lock's owner, whose key holds a digest, shows its latest labelled hold's.
+BOOST_AUTO_TEST_CASE(labels_are_split_from_the_tokens)
+{
+   std::string const t(32, 'a'), u(32, 'b'), v(32, 'c');
+   auto n = parsed(full(base("string", 29000, t + "@web-1:42")));
+   BOOST_TEST_REQUIRE(n.holders.size() == 1u);
+   BOOST_TEST(n.holders[0].token == t);
+   BOOST_TEST(n.holders[0].owner == "web-1:42");
+   n = parsed(full(base("string", 9000, t), {}, {}, {}, {{u + "@next", 2000}, {v, 2000}}));
+   BOOST_TEST((n.kind == lock_kind::fair));
+   BOOST_TEST(n.holders[0].owner.empty());
+   BOOST_TEST_REQUIRE(n.waiters.size() == 2u);
+   BOOST_TEST(n.waiters[0].token == u);
+   BOOST_TEST(n.waiters[0].owner == "next");
+   BOOST_TEST(n.waiters[1].owner.empty());
+   n = parsed(full(base("zset", 9000, ""), {{t + "@p1", 100}, {u, 200}}));
+   BOOST_TEST_REQUIRE(n.holders.size() == 2u);
+   BOOST_TEST(n.holders[0].owner == "p1");
+   BOOST_TEST(n.holders[1].token == u);
+   n = parsed(full(base("none", -2, ""), {}, {{t + "@r", 100}}));
+   BOOST_TEST_REQUIRE(n.holders.size() == 1u);
+   BOOST_TEST(n.holders[0].owner == "r");
+   n = parsed(full(base("string", 30000, v), {}, {}, {{t + "@outer", 1000}, {u + "@inner", 3000}}));
+   BOOST_TEST((n.kind == lock_kind::reentrant));
+   BOOST_TEST(n.holders[0].token == v);
+   BOOST_TEST(n.holders[0].owner == "inner");
+   BOOST_TEST(n.holds[0].owner == "outer");
+}
+
 BOOST_AUTO_TEST_CASE(a_key_of_another_type)
 {
    auto const n = parsed(full(base("hash", -1, "")));
@@ -262,6 +292,15 @@ BOOST_AUTO_TEST_CASE(quorum_needs_a_majority_of_the_same_token)
    inspection split{.nodes = {holding({{"a", 1s}}), holding({{"b", 1s}}), holding({})}};
    locksmith::detail::summarize(split);
    BOOST_TEST(!split.held());
+}
+
+BOOST_AUTO_TEST_CASE(the_quorums_holder_keeps_its_label)
+{
+   inspection in{
+      .nodes = {holding({{"a", 900ms, "web-1"}}), holding({{"a", 700ms, "web-1"}}), failed()}};
+   locksmith::detail::summarize(in);
+   BOOST_TEST_REQUIRE(in.holders.size() == 1u);
+   BOOST_TEST(in.holders[0].owner == "web-1");
 }
 
 BOOST_AUTO_TEST_CASE(no_ttl_is_the_longest)

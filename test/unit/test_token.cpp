@@ -106,4 +106,26 @@ BOOST_AUTO_TEST_CASE(a_forked_child_draws_other_tokens_than_its_parent)
    BOOST_TEST(mine != theirs);
 }
 
+// A label rides in the stored value, after the token and '@'; only a value of that exact shape
+// reads as labelled.
+BOOST_AUTO_TEST_CASE(a_label_is_split_from_its_token)
+{
+   using locksmith::detail::add_owner;
+   using locksmith::detail::split_owner;
+   auto const token = locksmith::detail::random_token();
+   auto value = token;
+   add_owner(value, "");
+   BOOST_TEST(value == token);  // no label: the token as it is
+   add_owner(value, "web-1:42@x");
+   BOOST_TEST(value == token + "@web-1:42@x");
+   BOOST_TEST(split_owner(value).first == token);
+   BOOST_TEST(split_owner(value).second == "web-1:42@x");
+   for (std::string other :
+        {token, token + "@", std::string(31, 'a') + "@label", std::string(32, 'A') + "@label",
+         std::string(32, 'g') + "@label", token + "#label", std::string{"to:x"}}) {
+      BOOST_TEST(split_owner(other).first == other);
+      BOOST_TEST(split_owner(other).second.empty());
+   }
+}
+
 BOOST_AUTO_TEST_SUITE_END()

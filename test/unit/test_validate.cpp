@@ -9,6 +9,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -71,6 +72,29 @@ BOOST_AUTO_TEST_CASE(options_check_name_and_ttl)
               invalid);
    BOOST_TEST(validate_options("k", lock_options{.ttl = 0ms}, node_timeout) == invalid);
    BOOST_TEST(validate_options("k", lock_options{.ttl = max_ttl + 1ms}, node_timeout) == invalid);
+}
+
+// GCC 12 destroys a braced temporary of a co_await expression twice: the options must have
+// nothing to free (lock_options::owner keeps its bytes inline).
+static_assert(std::is_trivially_destructible_v<lock_options>);
+
+// A holder label: bytes, at most 256, no ASCII control character (status prints a holder a
+// line); the empty label is none. Longer ones are kept as too long, and refused.
+BOOST_AUTO_TEST_CASE(options_owner)
+{
+   using locksmith::max_owner_size;
+   for (std::string owner : {std::string{}, std::string{"web-1:4242"}, std::string{"é@x y"},
+                             std::string(max_owner_size, 'o')})
+      BOOST_TEST(validate_options("k", lock_options{.owner = owner}, node_timeout) == ok, owner);
+   for (std::string owner : {std::string(max_owner_size + 1, 'o'), std::string{"a\nb"},
+                             std::string{"a\0b", 3}, std::string{"\t"}, std::string{"\x7f"}})
+      BOOST_TEST(validate_options("k", lock_options{.owner = owner}, node_timeout) == invalid,
+                 owner.size());
+   BOOST_TEST((lock_options{.owner = "web-1"}.owner.view() == "web-1"));
+   BOOST_TEST(lock_options{.owner = std::string(max_owner_size, 'o')}.owner.view().size() ==
+              max_owner_size);
+   BOOST_TEST(!lock_options{.owner = std::string(1000, 'o')}.owner.fits());
+   BOOST_TEST(lock_options{.owner = std::string(1000, 'o')}.owner.view().empty());
 }
 
 BOOST_AUTO_TEST_CASE(options_wait)

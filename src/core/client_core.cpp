@@ -120,6 +120,11 @@ void client_core::start()
       }
    }
    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
+      // A failover's new master: the releases that wait for a retry go there at once.
+      ctx_.nodes[i]->on_reroute([work = std::weak_ptr<owned_work>(ctx_.work)] {
+         if (auto w = work.lock())
+            w->hurry();
+      });
       // Nodes may outlive the core by a little (their loops end asynchronously): hold it weakly.
       ctx_.nodes[i]->start([weak = weak_from_this(), i](push_event const& e) {
          if (auto self = weak.lock())
@@ -178,6 +183,7 @@ lease client_core::grant(std::string const& name, acquire_engine::won w, lock_op
    auto st = std::make_shared<lease_state>(shared_from_this(), name, std::move(w.token),
                                            opts.fence ? w.fence : 0, w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
+   st->took_over = std::move(w.took_over);
    st->kind = kind;
    if (kind.shared())
       st->leave_slot();  // others may hold it with us: the next local contender goes on

@@ -229,10 +229,13 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
          a.r = std::move(r);
          // A node that said yes holds the new token, one that said no holds another owner's:
          // only those that failed or did not answer may still hold the handed one.
+         std::string took_over = handed ? handed->token : std::string{};
          if (handed)
             let_go(ec ? nullptr : &a.r);
-         if (auto done = judge(a, name, opts, diag, kind))
+         if (auto done = judge(a, name, opts, diag, kind)) {
+            done->lease.took_over = std::move(took_over);  // released with the lease
             co_return std::move(*done);
+         }
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;

@@ -41,6 +41,7 @@ public:
       clock::time_point start;        // when the winning try went out
       clock::time_point valid_until;  // start + ttl - drift
       std::vector<bool> may_hold;     // the nodes that may hold the key (may_hold_key)
+      std::string took_over;          // the handed lease's token that the winning try took over
    };
    struct result {
       error_code ec;

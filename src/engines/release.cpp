@@ -10,6 +10,8 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
+#include <utility>
+
 namespace locksmith::detail {
 namespace asio = boost::asio;
 
@@ -54,6 +56,12 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
    // Owned until every node answered, or the key has expired by itself.
    persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold};
+   // The handed lease's token, where this one's takeover may have been lost with a failed-over
+   // master (a key that holds it is this lease's, and nobody else's): released with it.
+   if (!st->took_over.empty())
+      release_on(ctx, st->name, std::exchange(st->took_over, {}),
+                 st->may_hold.empty() ? std::vector<bool>(ctx.nodes.size(), true) : st->may_hold,
+                 keep.until);
    auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token);
    auto slot = asio::get_associated_cancellation_slot(h);
    // A graceful close waits for this operation until it completes.

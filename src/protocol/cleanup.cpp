@@ -31,6 +31,15 @@ void owned_work::track(std::weak_ptr<boost::asio::steady_timer> t)
    retry_timers_.push_back(std::move(t));
 }
 
+void owned_work::hurry() noexcept
+{
+   // A cancelled retry's handler sends at once unless the work is closed (fanout.cpp).
+   std::erase_if(retry_timers_, [](auto const& w) { return w.expired(); });
+   for (auto& w : retry_timers_)
+      if (auto t = w.lock())
+         t->cancel();
+}
+
 boost::asio::awaitable<bool> owned_work::idle_within(boost::asio::any_io_executor ex,
                                                      std::chrono::milliseconds bound)
 {

@@ -31,8 +31,13 @@ public:
    boost::asio::awaitable<bool> idle_within(boost::asio::any_io_executor ex,
                                             std::chrono::milliseconds bound);
 
-   /// A retry's timer, cancelled by close() so that nothing waits on it.
+   /// A retry's timer, cancelled by close() so that nothing waits on it, and by hurry().
    void track(std::weak_ptr<boost::asio::steady_timer> t);
+
+   /// Ends every retry's pause now, so that each release waiting for its next try is sent at
+   /// once: a node found a new route (a failover's new master), where a release that waits out
+   /// its pause (up to 1 s) would keep the key, and the name, from everyone meanwhile.
+   void hurry() noexcept;
 
 private:
    void forget_idle_waiter(boost::asio::steady_timer* t) noexcept;

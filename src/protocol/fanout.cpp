@@ -179,8 +179,9 @@ struct node_call : std::enable_shared_from_this<node_call> {
       auto const plan = release_retry(timeout, attempt++);
       auto timer = std::make_shared<asio::steady_timer>(io, plan.pause);
       keep->work->track(timer);
-      timer->async_wait([self = shared_from_this(), timer, plan](error_code ec) {
-         if (ec || self->keep->work->closed())
+      // Cancelled by close(), or by hurry(): a node's new route, tried at once.
+      timer->async_wait([self = shared_from_this(), timer, plan](error_code) {
+         if (self->keep->work->closed())
             return self->keep->work->done();
          self->send(plan.timeout);
       });

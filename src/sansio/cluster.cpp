@@ -157,4 +157,18 @@ std::optional<std::vector<slot_range>> parse_cluster_slots(std::vector<resp_node
    return out;
 }
 
+std::vector<bool> moved_slots(std::vector<slot_range> const& before,
+                              std::vector<slot_range> const& after)
+{
+   std::vector<endpoint const*> was(slot_count, nullptr);
+   for (auto const& r : before)
+      for (std::size_t s = r.first; s <= r.last && s < slot_count; ++s)
+         was[s] = &r.master;
+   std::vector<bool> moved(slot_count, false);
+   for (auto const& r : after)
+      for (std::size_t s = r.first; s <= r.last && s < slot_count; ++s)
+         moved[s] = was[s] && *was[s] != r.master;
+   return moved;
+}
+
 }  // namespace locksmith::detail

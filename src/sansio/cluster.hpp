@@ -72,6 +72,12 @@ struct slot_range {
 std::optional<std::vector<slot_range>>
 parse_cluster_slots(std::vector<boost::redis::resp3::node> const& reply);
 
+/// The slots (by slot, slot_count of them) that `after` gives another master than `before` did:
+/// a failover's promoted replica, or a slot moved. A slot that either map leaves out is not
+/// counted. Both maps with their hosts filled in (none empty).
+std::vector<bool> moved_slots(std::vector<slot_range> const& before,
+                              std::vector<slot_range> const& after);
+
 }  // namespace locksmith::detail
 
 #endif

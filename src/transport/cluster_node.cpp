@@ -29,17 +29,6 @@ bool master_may_be_gone(node_reply const& r)
 
 }  // namespace
 
-struct cluster_node::routed_call {
-   std::shared_ptr<script_call const> call;
-   clock::time_point start;
-   clock::time_point deadline;
-   std::function<bool()> still_wanted;
-   std::function<void(node_reply&&)> done;
-   bool even_if_silent = false;
-   std::uint16_t slot = 0;
-   unsigned redirections = 0;
-};
-
 cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const& cfg)
     : ex_{std::move(ex)}
     , url_{std::move(url)}
@@ -47,6 +36,7 @@ cluster_node::cluster_node(asio::any_io_executor ex, node_url url, config const&
     , name_{redacted(url_)}
     , refresh_timer_{ex_}
     , owner_(slot_count)
+    , releases_{kept_releases, releases_kept_for}
     , log_{cfg}
 {
    for (auto const& e : url_.seeds)
@@ -113,6 +103,7 @@ void cluster_node::check_sharded_pubsub(std::shared_ptr<redis_node> const& n)
 
 void cluster_node::refuse(routed_call& c, node_reply&& r)
 {
+   c.finished = true;
    r.ec = error::invalid_argument;
    r.server_message = unsupported_;
    r.latency = clock::now() - c.start;
@@ -242,7 +233,13 @@ void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::m
    auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
    auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
                                                       std::move(still_wanted), std::move(done),
-                                                      even_if_silent, slot, 0});
+                                                      even_if_silent, slot, 0, nullptr, false});
+   if (even_if_silent) {
+      // Followed to a new master, should a failover take the slot meanwhile (reroute).
+      if (owned_.size() >= 64)
+         std::erase_if(owned_, [](auto const& w) { return w.expired(); });
+      owned_.push_back(c);
+   }
    if (!unsupported_.empty())
       return refuse(*c, node_reply{.sent = false});
    route(c, owner_of(slot), false);
@@ -254,6 +251,7 @@ void cluster_node::route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_n
    auto const left =
       std::max(std::chrono::ceil<std::chrono::milliseconds>(c->deadline - clock::now()),
                std::chrono::milliseconds{1});
+   c->at = to;
    auto on = [self = shared_from_this(), c, to](node_reply&& r) {
       self->on_reply(c, to, std::move(r));
    };
@@ -268,6 +266,9 @@ void cluster_node::route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_n
 void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from,
                             node_reply&& r)
 {
+   // A copy sent before the call was rerouted to a new master: that one answers for it.
+   if (c->finished || c->at != from)
+      return;
    // Sent before a master's check answered: refused all the same (the key, if the script set
    // one, expires by its TTL; no release could publish it).
    if (!unsupported_.empty() && !stopped_)
@@ -332,6 +333,10 @@ void cluster_node::slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r
 
 void cluster_node::finish(std::shared_ptr<routed_call> c, node_reply&& r)
 {
+   c->finished = true;
+   // A release that the master answered: its DEL may be lost with that master (reroute).
+   if (c->call->code == &sharded_twin(release_script()) && !r.ec && !r.resp.has_error())
+      releases_.add(c->call, clock::now());
    r.latency = clock::now() - c->start;
    c->done(std::move(r));
 }

@@ -7,6 +7,7 @@
 #include "transport/redis_node.hpp"
 
 #include "sansio/cluster.hpp"
+#include "sansio/sentinel_follow.hpp"
 #include "sansio/shard_subscriptions.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -34,6 +35,14 @@ namespace locksmith::detail {
 /// no redirection will name. The map is asked of the node that last answered it, then of the
 /// seeds, then of every other master known.
 ///
+/// When a reload of the map gives slots to another master (a failover), the calls that must land
+/// (eval_even_if_silent: releases) still out to the old one are sent to the new master at once,
+/// instead of waiting out their timeout (up to 2 s for a release's later retries) on a master
+/// that is gone; the releases that the old masters answered in the last few seconds are sent
+/// again (the DEL of each may not have reached the replica before the old master died, which
+/// would leave the released key on the new one until its TTL; each deletes only a key that still
+/// holds its own released token); and on_reroute's callback runs.
+///
 /// Release notifications use sharded pub/sub (Redis 7): each script that publishes is sent as its
 /// sharded twin (SPUBLISH, sharded_twin), so a release reaches the master of its channel's slot
 /// only, instead of crossing the cluster bus to every node; each release channel is SSUBSCRIBEd
@@ -57,6 +66,8 @@ public:
                             std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
                             std::function<void(node_reply&&)> done) override;
 
+   void on_reroute(std::function<void()> f) override { on_reroute_ = std::move(f); }
+
    void subscribe(std::string const& channel) override;
    void unsubscribe(std::string const& channel) override;
 
@@ -74,8 +85,24 @@ private:
    // How long a seed may take to answer CLUSTER SLOTS (or a master COMMAND GETKEYS) before the next
    // one is asked.
    static constexpr std::chrono::milliseconds slots_timeout{2000};
+   // How long the releases that masters answered are kept, to be sent again to a new master:
+   // longer than a replica takes to be promoted (cluster-node-timeout, 15 s by default, and a
+   // second or two); at most kept_releases of them.
+   static constexpr std::chrono::milliseconds releases_kept_for{30000};
 
-   struct routed_call;
+   // A call on its way: where it goes and until when, and its completion.
+   struct routed_call {
+      std::shared_ptr<script_call const> call;
+      std::chrono::steady_clock::time_point start;
+      std::chrono::steady_clock::time_point deadline;
+      std::function<bool()> still_wanted;
+      std::function<void(node_reply&&)> done;
+      bool even_if_silent = false;
+      std::uint16_t slot = 0;
+      unsigned redirections = 0;
+      std::shared_ptr<redis_node> at;  // the master it was sent to last: only its reply counts
+      bool finished = false;           // `done` ran
+   };
    void begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
               std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
               bool even_if_silent);
@@ -91,7 +118,8 @@ private:
    };
    std::vector<slots_source> slots_sources() const;
    void ask_slots(std::shared_ptr<std::vector<slots_source> const> from, std::size_t i);
-   void apply(std::vector<slot_range> const& map, std::string const& asked_host);
+   void apply(std::vector<slot_range> map, std::string const& asked_host);
+   void reroute(std::vector<bool> const& moved);
    std::shared_ptr<redis_node> follow(redirect const& redir);
    void slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r);
    void finish(std::shared_ptr<routed_call> c, node_reply&& r);
@@ -119,9 +147,13 @@ private:
    std::shared_ptr<redis_node> answered_slots_;  // the node that last answered CLUSTER SLOTS
    std::map<std::string, std::shared_ptr<redis_node>> masters_;  // by "host:port"
    std::vector<std::shared_ptr<redis_node>> seeds_;              // in the URL's order
-   std::vector<std::shared_ptr<redis_node>> owner_;  // each slot's master; null: not known
-   shard_subscriptions shards_;                      // the release channels, by master address
-   std::string unsupported_;  // why a master cannot serve (no SPUBLISH); empty: none found
+   std::vector<std::shared_ptr<redis_node>> owner_;       // each slot's master; null: not known
+   std::vector<slot_range> map_;                          // the last map applied, hosts filled in
+   std::vector<std::weak_ptr<routed_call>> owned_;        // even_if_silent calls, maybe out still
+   recent<std::shared_ptr<script_call const>> releases_;  // plain releases lately answered
+   std::function<void()> on_reroute_;
+   shard_subscriptions shards_;  // the release channels, by master address
+   std::string unsupported_;     // why a master cannot serve (no SPUBLISH); empty: none found
    log_sink log_;
 };
 

@@ -139,17 +139,55 @@ void cluster_node::ask_slots(std::shared_ptr<std::vector<slots_source> const> fr
       });
 }
 
-void cluster_node::apply(std::vector<slot_range> const& map, std::string const& asked_host)
+void cluster_node::apply(std::vector<slot_range> map, std::string const& asked_host)
 {
    std::fill(owner_.begin(), owner_.end(), nullptr);
-   for (auto const& r : map) {
-      auto at = r.master;
-      if (at.host.empty())
-         at.host = asked_host;
-      auto const m = master_for(at);
+   for (auto& r : map) {
+      if (r.master.host.empty())
+         r.master.host = asked_host;
+      auto const m = master_for(r.master);
       std::fill(owner_.begin() + r.first, owner_.begin() + r.last + 1, m);
    }
+   auto const moved = moved_slots(map_, map);
+   map_ = std::move(map);
    follow_slots();
+   if (std::find(moved.begin(), moved.end(), true) != moved.end())
+      reroute(moved);
+}
+
+void cluster_node::reroute(std::vector<bool> const& moved)
+{
+   // The owned calls still out to a master that lost their slot: one that is gone would hold
+   // each until its timeout, then its retry would pause; sent to the new master now, with a node
+   // timeout at least, while the first copy's reply, if any comes, is ignored (on_reply).
+   auto const now = clock::now();
+   std::erase_if(owned_, [](auto const& w) { return w.expired(); });
+   for (auto const& w : owned_) {
+      auto c = w.lock();
+      if (!c || c->finished || !moved[c->slot] || owner_of(c->slot) == c->at)
+         continue;
+      c->deadline = std::max(c->deadline, now + cfg_.node_timeout);
+      route(c, owner_of(c->slot), false);
+   }
+   std::size_t again = 0;
+   auto const first_key = [](auto const& call) -> std::string_view {
+      return call->keys.empty() ? std::string_view{} : std::string_view{call->keys.front()};
+   };
+   for (auto const& call : last_per_key(releases_.since(now), resent_per_key, first_key)) {
+      if (call->keys.empty() || !moved[hash_slot(call->keys.front())])
+         continue;
+      ++again;
+      owner_of(hash_slot(call->keys.front()))
+         ->eval_even_if_silent(
+            call, resend_timeout, [] { return true; }, [](node_reply&&) {});
+   }
+   if (again > 0)
+      log_(log_level::info, [&] {
+         return name_ + ": slots moved to another master; sending the last " +
+                std::to_string(again) + " releases on them again";
+      });
+   if (on_reroute_)
+      on_reroute_();
 }
 
 }  // namespace locksmith::detail

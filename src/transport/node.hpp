@@ -78,6 +78,11 @@ public:
    virtual void start(push_handler on_push) = 0;
    virtual void stop() = 0;
 
+   /// Calls `f` (on the node's executor) each time the node has a new route for some keys: a
+   /// Redis Cluster's slots that another master serves, a Sentinel's new master. Releases that
+   /// wait for their next retry are then sent at once (owned_work::hurry). None by default.
+   virtual void on_reroute(std::function<void()> f) { (void)f; }
+
    /// The node's URL without its password.
    virtual std::string const& name() const noexcept = 0;
 

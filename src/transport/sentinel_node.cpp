@@ -7,19 +7,6 @@ namespace locksmith::detail {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
-namespace {
-
-// The releases kept to be sent again: from the promotion to the client's switch is a second or
-// two; a switch told late (a Sentinel reached after a reconnect) takes longer. The count bounds
-// the memory (about 0.5 kB each): 1,024 covered 0.9 s of one chaos worker (1,100 releases/s)
-// and left names taken for their TTL; 4,096 cover 3.7 s of it.
-constexpr std::size_t kept_releases = 4096;
-constexpr std::chrono::milliseconds kept_for{5000};
-// Sent again once the new connection is up: they queue behind nothing.
-constexpr std::chrono::milliseconds resend_timeout{2000};
-
-}  // namespace
-
 sentinel_node::sentinel_node(asio::any_io_executor ex, node_url url, config const& cfg,
                              std::shared_ptr<node_fleet> fleet, std::size_t index)
     : ex_{ex}
@@ -27,7 +14,7 @@ sentinel_node::sentinel_node(asio::any_io_executor ex, node_url url, config cons
     , cfg_{cfg}
     , inner_{std::make_shared<redis_node>(std::move(ex), std::move(url), cfg, std::move(fleet),
                                           index)}
-    , releases_{kept_releases, kept_for}
+    , releases_{kept_releases, kept_releases_for}
     , log_{cfg}
 {}
 
@@ -45,8 +32,11 @@ void sentinel_node::start(push_handler on_push)
                                  },
                               .arrived =
                                  [weak] {
-                                    if (auto self = weak.lock())
+                                    if (auto self = weak.lock()) {
                                        self->send_releases_again();
+                                       if (self->on_reroute_)
+                                          self->on_reroute_();
+                                    }
                                  }});
    watch_->start();
 }
@@ -90,6 +80,9 @@ sentinel_node::keeping(std::shared_ptr<script_call const> const& call,
 
 void sentinel_node::send_releases_again()
 {
+   // All of them, not the last few of each name (cluster_node): the old master went on granting
+   // and releasing until the switch, and the release that a key left on the new master needs is
+   // the first one after the promotion, a second before.
    auto const calls = releases_.since(std::chrono::steady_clock::now());
    if (calls.empty())
       return;

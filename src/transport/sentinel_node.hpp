@@ -38,6 +38,7 @@ public:
                             std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
                             std::function<void(node_reply&&)> done) override;
 
+   void on_reroute(std::function<void()> f) override { on_reroute_ = std::move(f); }
    void subscribe(std::string const& channel) override { inner_->subscribe(channel); }
    void unsubscribe(std::string const& channel) override { inner_->unsubscribe(channel); }
    void reconnect() override { inner_->reconnect(); }
@@ -56,6 +57,7 @@ private:
    std::shared_ptr<redis_node> inner_;
    std::shared_ptr<sentinel_watch> watch_;
    recent<std::shared_ptr<script_call const>> releases_;
+   std::function<void()> on_reroute_;
    log_sink log_;
 };
 

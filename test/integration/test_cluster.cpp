@@ -288,6 +288,49 @@ BOOST_FIXTURE_TEST_CASE(a_lease_whose_key_missed_the_promoted_replica_is_reporte
       90s);
 }
 
+// A release that the master answered but never passed to its replica: the replica is stopped
+// and its link dropped (as above), the lease unlocked (the master deletes the key), then kill -9
+// of the master, and the replica, resumed, is promoted with the released key still in it (TTL
+// 60 s). When the client's slot map names the new master, it sends the releases that the old one
+// answered lately again, and the next lock of the name is granted long before the key's TTL.
+// (Before, the key kept the name from everyone for its TTL: the lock below timed out.)
+BOOST_FIXTURE_TEST_CASE(a_release_lost_with_its_master_is_sent_again_to_the_promoted_replica,
+                        failover_fixture)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto const name = name_on(0);
+   run(
+      ioc,
+      [&]() -> asio::awaitable<void> {
+         auto held = co_await c.async_lock(name, {.ttl = 60s, .wait = 10s});
+         auto const written = offset(cluster.master(0), "master_repl_offset");
+         BOOST_REQUIRE(co_await eventually(
+            [&] { return offset(cluster.replica(0), "slave_repl_offset") >= written; }, 10s, 20ms));
+         cluster.replica(0).pause();
+         cluster.master(0).command({"CLIENT", "KILL", "TYPE", "replica"});
+         auto const token = held.token();
+         co_await c.async_unlock(held);
+         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == "(nil)");
+         cluster.master(0).kill();
+         cluster.replica(0).resume();
+
+         BOOST_TEST_CHECKPOINT("the replica is promoted with the released key");
+         BOOST_REQUIRE(co_await eventually([&] { return promoted(0, 1); }, 30s, 50ms));
+         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == token);
+
+         BOOST_TEST_CHECKPOINT("the name is free again on the new master");
+         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s},
+                                              asio::as_tuple(asio::use_awaitable));
+         BOOST_TEST(!ec, "the lock failed: " << ec.message());
+         if (!ec) {
+            BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == l.token());
+            co_await c.async_unlock(l);
+         }
+         co_await c.async_close();
+      }(),
+      90s);
+}
+
 // Each master's connections are made once: the client's first request to a master, the check for
 // SPUBLISH (COMMAND GETKEYS), has a flat reply. (COMMAND INFO's reply, which it asked before,
 // nests deeper than Boost.Redis 1.92's parser takes: every new command connection to a master

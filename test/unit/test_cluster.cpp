@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -185,6 +186,29 @@ BOOST_AUTO_TEST_CASE(a_redirected_call_follows_its_slot_until_its_deadline)
    BOOST_TEST(plan_redirect(false, 0, 0ms).give_up);
    BOOST_TEST(plan_redirect(false, 0, -5ms).give_up);
    BOOST_TEST(!plan_redirect(false, 0, 1ms).give_up);
+}
+
+BOOST_AUTO_TEST_CASE(moved_slots_are_those_with_another_master)
+{
+   endpoint const a{"127.0.0.1", "7000"}, b{"127.0.0.1", "7001"}, c{"127.0.0.1", "7002"};
+   std::vector<slot_range> const before{{0, 5460, a}, {5461, 10922, b}, {10923, 16383, c}};
+   // A failover: a's replica (c's port here, any other endpoint) serves a's slots.
+   std::vector<slot_range> const failover{{0, 5460, c}, {5461, 10922, b}, {10923, 16383, c}};
+   auto const moved = moved_slots(before, failover);
+   BOOST_TEST(moved.size() == std::size_t{slot_count});
+   BOOST_TEST(moved[0]);
+   BOOST_TEST(moved[5460]);
+   BOOST_TEST(!moved[5461]);
+   BOOST_TEST(!moved[16383]);
+   // The same map again: nothing moved.
+   auto const same = moved_slots(before, before);
+   BOOST_TEST(std::count(same.begin(), same.end(), true) == 0);
+   // A first map (nothing known before), and slots that the new map leaves out: not moved.
+   auto const first = moved_slots({}, before);
+   BOOST_TEST(std::count(first.begin(), first.end(), true) == 0);
+   auto const partial = moved_slots(before, {{0, 99, b}});
+   BOOST_TEST(std::count(partial.begin(), partial.end(), true) == 100);
+   BOOST_TEST(!partial[100]);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

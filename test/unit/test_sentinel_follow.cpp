@@ -7,6 +7,7 @@
 #include <boost/test/unit_test.hpp>
 
 namespace resp3 = boost::redis::resp3;
+using locksmith::detail::last_per_key;
 using locksmith::detail::master_address;
 using locksmith::detail::master_follow;
 using locksmith::detail::switched_master;
@@ -151,6 +152,19 @@ BOOST_AUTO_TEST_CASE(recent_items_are_kept_for_a_while_and_up_to_a_count)
    recent<int> none{0, 5s};
    none.add(1, t0);
    BOOST_TEST(none.since(t0).empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_last_few_items_of_each_key_are_sent_again)
+{
+   using item = std::pair<std::string, int>;  // key, order
+   std::vector<item> const items{{"a", 1}, {"b", 2}, {"a", 3}, {"a", 4}, {"b", 5}, {"c", 6}};
+   auto const key = [](item const& i) -> std::string_view { return i.first; };
+   BOOST_TEST((last_per_key(items, 2, key) ==
+               std::vector<item>{{"b", 2}, {"a", 3}, {"a", 4}, {"b", 5}, {"c", 6}}));
+   BOOST_TEST((last_per_key(items, 1, key) == std::vector<item>{{"a", 4}, {"b", 5}, {"c", 6}}));
+   BOOST_TEST((last_per_key(items, 10, key) == items));
+   BOOST_TEST(last_per_key(items, 0, key).empty());
+   BOOST_TEST(last_per_key(std::vector<item>{}, 3, key).empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,9 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "core/client_core.hpp"
 
-#include "transport/cluster_node.hpp"
-#include "transport/redis_node.hpp"
-#include "transport/sentinel_node.hpp"
+#include "transport/nodes.hpp"
 #include "engines/extend.hpp"
 #include "transport/log.hpp"
 #include "engines/release.hpp"
@@ -103,22 +101,8 @@ void client_core::start()
 {
    if (ctx_.config_error)
       return;
-   if (ctx_.nodes.empty()) {
-      // A cluster node never reports a first contact to the fleet, so a fleet with a cluster in
-      // it is never taken for fresh: its nodes sit out the quarantine as before.
-      auto const fleet = std::make_shared<node_fleet>(ctx_.cfg.nodes.size());
-      for (auto const& url : ctx_.cfg.nodes) {
-         auto u = *parse_url(url);
-         if (u.cluster())
-            ctx_.nodes.push_back(std::make_shared<cluster_node>(ctx_.ex, std::move(u), ctx_.cfg));
-         else if (u.sentinel())
-            ctx_.nodes.push_back(std::make_shared<sentinel_node>(ctx_.ex, std::move(u), ctx_.cfg,
-                                                                 fleet, ctx_.nodes.size()));
-         else
-            ctx_.nodes.push_back(std::make_shared<redis_node>(ctx_.ex, std::move(u), ctx_.cfg,
-                                                              fleet, ctx_.nodes.size()));
-      }
-   }
+   if (ctx_.nodes.empty())
+      ctx_.nodes = make_nodes(ctx_.ex, ctx_.cfg);
    for (std::size_t i = 0; i < ctx_.nodes.size(); ++i) {
       // A failover's new master: the releases that wait for a retry go there at once.
       ctx_.nodes[i]->on_reroute([work = std::weak_ptr<owned_work>(ctx_.work)] {

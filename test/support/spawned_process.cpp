@@ -98,7 +98,8 @@ int spawned_process::wait(std::chrono::milliseconds limit)
          ::waitpid(pid_, &status, 0);
          pid_ = -1;
          BOOST_FAIL(std::filesystem::path(args_[0]).filename().string()
-                    << " did not exit within " << limit.count() << " ms; stderr: " << err());
+                    << " did not exit within " << limit.count() << " ms; stderr: " << err()
+                    << "; stdout: " << out());
       }
       std::this_thread::sleep_for(5ms);
    }

@@ -21,7 +21,8 @@ std::vector<std::shared_ptr<node>> make_nodes(boost::asio::any_io_executor ex, c
       if (u.cluster())
          nodes.push_back(std::make_shared<cluster_node>(ex, std::move(u), cfg));
       else if (u.sentinel())
-         nodes.push_back(std::make_shared<sentinel_node>(ex, std::move(u), cfg, fleet, nodes.size()));
+         nodes.push_back(
+            std::make_shared<sentinel_node>(ex, std::move(u), cfg, fleet, nodes.size()));
       else
          nodes.push_back(std::make_shared<redis_node>(ex, std::move(u), cfg, fleet, nodes.size()));
    }

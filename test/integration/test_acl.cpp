@@ -5,6 +5,8 @@
 #include "support/integration.hpp"
 #include "support/server_version.hpp"
 
+namespace test_acl {
+
 namespace {
 
 constexpr char const* password = "s3cret-Pa55";
@@ -270,3 +272,5 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_acl

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_acl_recipes {
+
 namespace {
 
 namespace lt = locksmith::test;
@@ -295,3 +297,5 @@ BOOST_AUTO_TEST_CASE(a_cluster_works_through_its_recipe)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_acl_recipes

@@ -6,6 +6,8 @@
 
 #include <random>
 
+namespace test_cleanup {
+
 namespace {
 
 std::string fresh(std::string const& stem)
@@ -148,3 +150,5 @@ BOOST_AUTO_TEST_CASE(a_release_during_a_reconnect_is_sent_once_the_node_is_back)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cleanup

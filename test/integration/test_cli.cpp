@@ -10,6 +10,8 @@
 #include <memory>
 #include <sstream>
 
+namespace test_cli {
+
 BOOST_AUTO_TEST_SUITE(cli, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(exit_code_of_the_command_passes_through, *utf::timeout(60))
@@ -281,3 +283,5 @@ BOOST_AUTO_TEST_CASE(a_signal_stops_the_wait_for_the_lock, *utf::timeout(60))
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli

@@ -9,6 +9,8 @@
 
 #include <fstream>
 
+namespace test_cli_cluster {
+
 BOOST_AUTO_TEST_SUITE(cli_cluster, *needs_redis_server() * locksmith::test::needs_cluster_server())
 
 BOOST_AUTO_TEST_CASE(exec_locks_on_the_master_of_the_slot, *utf::timeout(90))
@@ -49,3 +51,5 @@ BOOST_AUTO_TEST_CASE(exec_locks_on_the_master_of_the_slot, *utf::timeout(90))
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_cluster

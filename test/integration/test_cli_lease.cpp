@@ -6,6 +6,8 @@
 #include <thread>
 #include <utility>
 
+namespace test_cli_lease {
+
 // Renewal and lost leases: the lease is renewed while CMD runs; once it is lost, CMD is stopped
 // (SIGTERM, then SIGKILL after --grace) and locksmith exits 76.
 BOOST_AUTO_TEST_SUITE(cli_lease, *needs_redis_server())
@@ -229,3 +231,5 @@ BOOST_AUTO_TEST_CASE(grace_must_be_below_the_ttl_and_leave_room_to_renew, *utf::
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_lease

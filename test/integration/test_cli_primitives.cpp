@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <memory>
 
+namespace test_cli_primitives {
+
 BOOST_AUTO_TEST_SUITE(cli_primitives, *needs_redis_server())
 
 namespace {
@@ -199,3 +201,5 @@ BOOST_AUTO_TEST_CASE(the_primitives_exclude_each_other_and_are_documented, *utf:
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_primitives

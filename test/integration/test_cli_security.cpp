@@ -4,6 +4,8 @@
 #include "support/server_version.hpp"
 #include "support/tls_certs.hpp"
 
+namespace test_cli_security {
+
 using locksmith::test::tls_redis_server;
 
 auto const& certs()
@@ -93,3 +95,5 @@ BOOST_AUTO_TEST_CASE(help_lists_the_tls_options_and_exit_77, *utf::timeout(60))
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_security

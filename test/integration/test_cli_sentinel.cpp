@@ -5,6 +5,8 @@
 
 #include "support/sentinel_group.hpp"
 
+namespace test_cli_sentinel {
+
 BOOST_AUTO_TEST_SUITE(cli_sentinel, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(exec_locks_on_the_master_that_the_sentinels_name, *utf::timeout(90))
@@ -33,3 +35,5 @@ BOOST_AUTO_TEST_CASE(exec_locks_on_the_master_that_the_sentinels_name, *utf::tim
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_sentinel

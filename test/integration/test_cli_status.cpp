@@ -18,6 +18,8 @@
 
 #include <memory>
 
+namespace test_cli_status {
+
 namespace {
 
 std::vector<std::string> with_nodes(std::vector<std::string> args,
@@ -260,3 +262,5 @@ BOOST_AUTO_TEST_CASE(bad_input_exits_64_and_a_dead_node_69, *utf::timeout(60))
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_status

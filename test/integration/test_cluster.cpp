@@ -12,6 +12,8 @@
 #include <set>
 #include <string>
 
+namespace test_cluster {
+
 namespace {
 
 using locksmith::test::calls_of;
@@ -364,3 +366,5 @@ BOOST_AUTO_TEST_CASE(each_master_connection_is_made_once)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cluster

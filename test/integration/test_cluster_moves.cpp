@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+namespace test_cluster_moves {
+
 namespace {
 
 using locksmith::test::cluster_fixture;
@@ -324,3 +326,5 @@ BOOST_FIXTURE_TEST_CASE(wait_replicas_follows_moved_from_an_old_master_now_a_rep
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cluster_moves

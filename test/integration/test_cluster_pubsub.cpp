@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 
+namespace test_cluster_pubsub {
+
 namespace {
 
 using locksmith::test::calls_of;
@@ -133,3 +135,5 @@ BOOST_AUTO_TEST_CASE(a_waiter_subscribes_again_after_its_masters_connection_drop
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cluster_pubsub

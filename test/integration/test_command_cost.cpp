@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+namespace test_command_cost {
+
 using locksmith::test::cost_between;
 using locksmith::test::subscribe;
 using locksmith::test::subscribe_fixture;
@@ -173,3 +175,5 @@ BOOST_AUTO_TEST_CASE(commands_per_acquisition_do_not_grow_with_the_hold)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_command_cost

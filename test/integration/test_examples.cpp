@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace test_examples {
+
 namespace utf = boost::unit_test;
 using namespace std::chrono_literals;
 using locksmith::test::fence_key;
@@ -279,3 +281,5 @@ BOOST_AUTO_TEST_CASE(reentrant_takes_the_lock_again_for_the_same_request, *utf::
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_examples

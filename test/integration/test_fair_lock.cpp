@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <map>
 
+namespace test_fair_lock {
+
 namespace {
 
 locksmith::lock_options fair(std::chrono::milliseconds wait = 30s)
@@ -423,3 +425,5 @@ BOOST_AUTO_TEST_CASE(a_three_way_split_of_the_heads_is_resolved)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_fair_lock

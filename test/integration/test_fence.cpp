@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+namespace test_fence {
+
 namespace {
 
 // How long the acquire script keeps the fence key beyond the lock's TTL (src/ops.cpp).
@@ -77,3 +79,5 @@ BOOST_AUTO_TEST_CASE(a_lease_renewed_past_the_fence_keys_first_expiry_keeps_the_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_fence

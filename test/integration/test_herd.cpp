@@ -15,6 +15,8 @@
 #include <array>
 #include <memory>
 
+namespace test_herd {
+
 using locksmith::test::outcome;
 using locksmith::test::subscribe;
 using locksmith::test::subscribe_fixture;
@@ -85,9 +87,9 @@ struct three_waiters {
 
 BOOST_FIXTURE_TEST_SUITE(herd, subscribe_fixture, *needs_redis_server())
 
-// Each release wakes one waiter, which wins with the try that the message caused: every waiter
-// made three tries (its first, the one after subscribing, the one after its message), none in
-// vain after the release of another. With a herd, the two others would try at the first release,
+// Each release wakes one waiter, which wins with the try that the message caused: after the first
+// release, every waiter made one try (the one after its message), none in vain after the release
+// of another. With a herd, the two others would try at the first release,
 // and lose. And the message that names a waiter goes to its process's own channel: the name's
 // channel, to which every waiting process listens, carries only the last release's token (nobody
 // was registered then), so the others were not even woken to read a message meant for another.
@@ -102,6 +104,11 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
       [&]() -> asio::awaitable<void> {
          auto held = co_await s.start(subscribe(30s, 60s));
          BOOST_TEST(s.done_now().empty());
+         // Tries before the first release: two, or three on a loaded machine, where a try may
+         // run between the confirmations of the name's channel and of the process's own.
+         std::vector<std::size_t> before;
+         for (auto const& w : s.waiters)
+            before.push_back(w->out.diag.attempts);
          co_await s.holder.async_unlock(held);
          for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
             // One more waiter takes the lock, and no other moves meanwhile.
@@ -114,9 +121,10 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
                        std::to_string(s.waiters.size() - n));
             co_await last->c.async_unlock(last->out.held);
          }
-         for (auto const& w : s.waiters) {
-            BOOST_TEST_MESSAGE("tries of a waiter: " << w->out.diag.attempts);
-            BOOST_TEST(w->out.diag.attempts == 3u);
+         for (std::size_t i = 0; i < s.waiters.size(); ++i) {
+            auto const tries = s.waiters[i]->out.diag.attempts;
+            BOOST_TEST_MESSAGE("tries of a waiter: " << before[i] << " + " << tries - before[i]);
+            BOOST_TEST(tries - before[i] == 1u);  // the one its own message caused
          }
          BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
       }(),
@@ -206,3 +214,5 @@ BOOST_AUTO_TEST_CASE(a_named_waiter_that_is_gone_strands_nobody)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_herd

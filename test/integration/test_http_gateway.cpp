@@ -20,6 +20,8 @@
 #include <thread>
 #include <utility>
 
+namespace test_http_gateway {
+
 namespace {
 
 using tcp = asio::ip::tcp;
@@ -347,3 +349,5 @@ BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_http_gateway

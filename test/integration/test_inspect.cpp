@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <functional>
 
+namespace test_inspect {
+
 namespace {
 
 using locksmith::inspection;
@@ -55,7 +57,8 @@ bool held_by(inspection const& in, std::string const& token)
 asio::awaitable<void> check_free(locksmith::client& c, std::string const& name)
 {
    auto const in = co_await inspect_until(c, name, [](auto const& i) {
-      return nodes_showing(i, [](auto const& n) { return n.held(); }) == 0u;
+      return i.kind == lock_kind::none &&
+             nodes_showing(i, [](auto const& n) { return n.held(); }) == 0u;
    });
    BOOST_TEST(in.name == name);
    BOOST_TEST(!in.held());
@@ -271,3 +274,5 @@ BOOST_AUTO_TEST_CASE(every_kind_on_a_cluster)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_inspect

@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <functional>
 
+namespace test_inspect_owner {
+
 namespace {
 
 using locksmith::holder_info;
@@ -307,3 +309,5 @@ BOOST_AUTO_TEST_CASE(a_lock_shows_its_label_on_a_cluster)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_inspect_owner

@@ -9,6 +9,8 @@
 #include <list>
 #include <random>
 
+namespace test_local_queue {
+
 using locksmith::test::calls_of;
 using locksmith::test::cost_between;
 using locksmith::test::outcome;
@@ -468,3 +470,5 @@ BOOST_AUTO_TEST_CASE(a_taken_over_lease_releases_the_handed_token_too)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_local_queue

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+namespace test_lock {
+
 namespace redis = boost::redis;
 
 BOOST_FIXTURE_TEST_SUITE(single_node_lock, server_fixture, *needs_redis_server())
@@ -241,3 +243,5 @@ BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_lock

@@ -2,6 +2,8 @@
 // bad input, and a key of another type.
 #include "support/integration.hpp"
 
+namespace test_lock_faults {
+
 BOOST_FIXTURE_TEST_SUITE(single_node_faults, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(cancelling_a_waiter_leaves_no_key)
@@ -186,3 +188,5 @@ BOOST_AUTO_TEST_CASE(wrongtype_key_gives_the_server_message)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_lock_faults

@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+namespace test_mutual_exclusion {
+
 namespace {
 using locksmith::test::contention_shape;
 
@@ -55,3 +57,5 @@ BOOST_AUTO_TEST_CASE(five_nodes_unfenced)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_mutual_exclusion

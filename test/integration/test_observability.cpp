@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <utility>
 
+namespace test_observability {
+
 namespace {
 
 using locksmith::log_level;
@@ -287,3 +289,5 @@ BOOST_AUTO_TEST_CASE(a_dead_node_is_logged_once_without_its_password)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_observability

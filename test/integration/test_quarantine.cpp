@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <random>
 
+namespace test_quarantine {
+
 namespace {
 
 // The run_id of a server's current run.
@@ -353,3 +355,5 @@ BOOST_AUTO_TEST_CASE(a_rolling_restart_spaced_by_the_rule_loses_no_acquisition)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_quarantine

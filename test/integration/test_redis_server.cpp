@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <string>
 
+namespace test_redis_server {
+
 namespace asio = boost::asio;
 namespace utf = boost::unit_test;
 using namespace std::chrono_literals;
@@ -268,3 +270,5 @@ BOOST_AUTO_TEST_CASE(no_work_left_fails_on_work_that_never_ends,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_redis_server

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+namespace test_redlock {
+
 using locksmith::test::count_votes;
 using locksmith::test::redlock_fixture;
 
@@ -208,3 +210,5 @@ BOOST_AUTO_TEST_CASE(node_frozen_during_acquire_and_thawed_after_release_holds_n
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_redlock

@@ -9,6 +9,8 @@
 #include <map>
 #include <random>
 
+namespace test_redlock_recovery {
+
 using locksmith::test::count_votes;
 using locksmith::test::redlock_fixture;
 
@@ -186,3 +188,5 @@ BOOST_AUTO_TEST_CASE(mutual_exclusion_across_processes_while_nodes_freeze)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_redlock_recovery

@@ -5,6 +5,8 @@
 // others; on 1 and on 5 nodes.
 #include "support/integration.hpp"
 
+namespace test_reentrant {
+
 namespace {
 
 // Three holds of one owner (one through another client), strangers refused until all three are
@@ -111,3 +113,5 @@ BOOST_AUTO_TEST_CASE(the_owner_takes_it_again_on_five_nodes)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_reentrant

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+namespace test_rw_lock {
+
 namespace {
 
 std::string readers_key(std::string const& name)
@@ -235,3 +237,5 @@ BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_five_nodes)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_rw_lock

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace test_script_table {
+
 namespace {
 
 using locksmith::test::blocking_client;
@@ -157,3 +159,5 @@ BOOST_AUTO_TEST_CASE(sharded_twins_answer_every_row,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_script_table

@@ -7,6 +7,8 @@
 
 #include "sansio/set_scripts.hpp"
 
+namespace test_semaphore {
+
 namespace {
 
 std::string permits_key(std::string const& name)
@@ -235,3 +237,5 @@ BOOST_AUTO_TEST_CASE(three_permits_on_five_nodes_need_four)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_semaphore

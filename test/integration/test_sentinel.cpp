@@ -5,6 +5,8 @@
 
 #include <string>
 
+namespace test_sentinel {
+
 namespace {
 
 using locksmith::test::info_section;
@@ -275,3 +277,5 @@ BOOST_AUTO_TEST_CASE(with_the_replica_stopped_a_lock_fails_with_not_enough_repli
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_sentinel

@@ -7,6 +7,8 @@
 #include "support/integration.hpp"
 #include "support/server_version.hpp"
 
+namespace test_server_versions {
+
 namespace {
 
 using locksmith::test::cluster_group;
@@ -72,3 +74,5 @@ BOOST_AUTO_TEST_CASE(a_redis_6_cluster_is_refused_when_the_client_connects,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_server_versions

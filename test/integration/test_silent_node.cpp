@@ -3,6 +3,8 @@
 // answers. Counted at the servers (INFO commandstats), over five real redis-servers.
 #include "support/integration.hpp"
 
+namespace test_silent_node {
+
 namespace {
 
 // Script calls (EVALSHA and EVAL) that the server ran so far.
@@ -97,3 +99,5 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_silent_node

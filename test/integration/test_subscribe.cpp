@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+namespace test_subscribe {
+
 using locksmith::test::outcome;
 using locksmith::test::subscribe;
 using locksmith::test::subscribe_fixture;
@@ -270,3 +272,5 @@ BOOST_AUTO_TEST_CASE(four_processes_exclude_each_other)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_subscribe

@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+namespace test_threads {
+
 BOOST_AUTO_TEST_SUITE(threads, *needs_redis_server())
 
 namespace {
@@ -200,3 +202,5 @@ BOOST_AUTO_TEST_CASE(one_client_called_from_8_strands_of_an_io_context_run_by_4_
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_threads

@@ -4,6 +4,8 @@
 #include "support/integration.hpp"
 #include "support/tls_certs.hpp"
 
+namespace test_tls {
+
 using locksmith::test::test_certs;
 
 namespace {
@@ -152,3 +154,5 @@ BOOST_AUTO_TEST_CASE(a_certificate_without_its_key_is_invalid)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_tls

@@ -8,6 +8,8 @@
 #include "support/redlock_fixture.hpp"
 #include "support/server_checks.hpp"
 
+namespace test_unfenced {
+
 using locksmith::lock_options;
 using locksmith::test::cluster_fixture;
 using locksmith::test::redlock_fixture;
@@ -249,3 +251,5 @@ BOOST_AUTO_TEST_CASE(names_on_every_master_lock_unlock_and_wake)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_unfenced

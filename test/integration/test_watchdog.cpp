@@ -3,6 +3,8 @@
 // renewal, max_hold, and many leases renewed at once.
 #include "support/integration.hpp"
 
+namespace test_watchdog {
+
 BOOST_FIXTURE_TEST_SUITE(watchdog, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_one_second_lease_held_for_five_seconds_stays_held)
@@ -276,3 +278,5 @@ BOOST_AUTO_TEST_CASE(many_leases_are_renewed_with_none_lost)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_watchdog

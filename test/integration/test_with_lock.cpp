@@ -2,6 +2,8 @@
 // redis-server: its named initiation gives cancel_after the client's executor.
 #include "support/integration.hpp"
 
+namespace test_with_lock {
+
 BOOST_FIXTURE_TEST_SUITE(with_lock, server_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(cancel_after_stops_a_running_body_and_releases_the_lock)
@@ -54,3 +56,5 @@ BOOST_AUTO_TEST_CASE(cancel_after_stops_the_wait_for_a_held_lock)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_with_lock

@@ -12,11 +12,6 @@ using namespace std::chrono_literals;
 
 constexpr std::uint16_t slots = 16384;
 
-bool has(std::string const& text, std::string const& what)
-{
-   return text.find(what) != std::string::npos;
-}
-
 void expect_ok(redis_server const& s, std::vector<std::string> const& args)
 {
    auto const r = s.command(args);
@@ -73,7 +68,7 @@ cluster_group::cluster_group(std::size_t n, bool with_replicas, std::chrono::mil
       auto const master_id = id(i);
       // A replica may only replicate a node it knows of.
       auto const knows = [&] {
-         return has(replicas_[i]->command({"CLUSTER", "NODES"}).str, master_id);
+         return has_text(replicas_[i]->command({"CLUSTER", "NODES"}).str, master_id);
       };
       if (!wait_until(knows, 20s))
          throw std::runtime_error("a replica did not learn of its master within 20 s");
@@ -87,12 +82,12 @@ bool cluster_group::replicas_ready() const
 {
    for (std::size_t i = 0; i < replicas_.size(); ++i) {
       auto const repl = replicas_[i]->text({"INFO", "replication"});
-      if (!has(repl, "role:slave") || !has(repl, "master_link_status:up"))
+      if (!has_text(repl, "role:slave") || !has_text(repl, "master_link_status:up"))
          return false;
       // Every master sees the replica as the replica of its master.
       auto const line = "slave " + id(i);
       for (auto const& m : masters_)
-         if (!has(m->command({"CLUSTER", "NODES"}).str, line))
+         if (!has_text(m->command({"CLUSTER", "NODES"}).str, line))
             return false;
    }
    return true;
@@ -107,7 +102,7 @@ std::vector<std::string> cluster_group::live_masters(redis_server const& s)
       std::istringstream fields{line};
       std::string id, addr, flags;
       fields >> id >> addr >> flags;
-      if (has(flags, "master") && !has(flags, "fail"))
+      if (has_text(flags, "master") && !has_text(flags, "fail"))
          ids.push_back(id);
    }
    return ids;
@@ -118,7 +113,7 @@ bool cluster_group::ready() const
    auto const known = "cluster_known_nodes:" + std::to_string(masters_.size() + replicas_.size());
    for (auto const& m : masters_) {
       auto const info = m->text({"CLUSTER", "INFO"});
-      if (!has(info, "cluster_state:ok") || !has(info, known))
+      if (!has_text(info, "cluster_state:ok") || !has_text(info, known))
          return false;
    }
    return true;

@@ -13,7 +13,7 @@
 namespace locksmith::test {
 
 // A reply made of these nodes, in the depth-first order in which Boost.Redis reads them.
-inline boost::redis::generic_response reply(std::vector<boost::redis::resp3::node> nodes)
+inline boost::redis::generic_response resp_reply(std::vector<boost::redis::resp3::node> nodes)
 {
    boost::redis::generic_response r;
    r.value() = std::move(nodes);

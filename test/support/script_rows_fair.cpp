@@ -17,7 +17,7 @@ std::vector<std::string> const acquire_args{"tok", "60000", "90000", "40000"};
 std::vector<std::string> const queue_keys{"lock", "queue", "deadlines"};
 std::vector<std::string> const release_args{"tok", table_channel, "to:"};
 
-std::vector<script_row> acquire_rows()
+std::vector<script_row> fair_acquire_rows()
 {
    return {
       {.what = "free, nobody waiting: taken",
@@ -95,7 +95,7 @@ std::vector<script_row> acquire_rows()
    };
 }
 
-std::vector<script_row> release_rows()
+std::vector<script_row> fair_release_rows()
 {
    return {
       {.what = "holder, nobody waiting: deleted, the token published",
@@ -151,7 +151,7 @@ std::vector<script_row> release_rows()
    };
 }
 
-std::vector<script_row> requeue_rows()
+std::vector<script_row> fair_requeue_rows()
 {
    std::vector<std::string> const args{"tok", "40000"};
    return {
@@ -198,7 +198,7 @@ std::vector<script_row> requeue_rows()
 
 std::vector<script_row> script_rows_of_the_fair_lock()
 {
-   return rows_of({acquire_rows, release_rows, requeue_rows}, not_modelled);
+   return rows_of({fair_acquire_rows, fair_release_rows, fair_requeue_rows}, not_modelled);
 }
 
 }  // namespace locksmith::test

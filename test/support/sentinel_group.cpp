@@ -36,12 +36,12 @@ std::string subdir(temp_dir const& dir, std::string const& name)
    return path.string();
 }
 
-bool has(std::string const& text, std::string const& what)
+}  // namespace
+
+bool has_text(std::string const& text, std::string const& what)
 {
    return text.find(what) != std::string::npos;
 }
-
-}  // namespace
 
 std::string info_section(redis_server const& s, std::string_view section)
 {
@@ -64,7 +64,9 @@ sentinel_group::sentinel_group()
 {
    // The Sentinels learn of the replica from the master's INFO, once it is in sync.
    if (!wait_until(
-          [this] { return has(info_section(replica_, "replication"), "master_link_status:up"); },
+          [this] {
+             return has_text(info_section(replica_, "replication"), "master_link_status:up");
+          },
           10s))
       throw std::runtime_error("the replica did not sync with its master within 10 s");
    for (int i = 0; i < 3; ++i)
@@ -84,7 +86,7 @@ bool sentinel_group::ready_with_master(std::uint16_t port) const
 {
    auto const wanted = "address=127.0.0.1:" + std::to_string(port) + ",slaves=1,sentinels=3";
    for (auto const& s : sentinels_)
-      if (!has(info_section(*s, "sentinel"), wanted))
+      if (!has_text(info_section(*s, "sentinel"), wanted))
          return false;
    return true;
 }
@@ -102,7 +104,7 @@ bool sentinel_group::names_master(std::uint16_t port) const
 {
    auto const wanted = "address=127.0.0.1:" + std::to_string(port) + ",";
    for (auto const& s : sentinels_)
-      if (!has(info_section(*s, "sentinel"), wanted))
+      if (!has_text(info_section(*s, "sentinel"), wanted))
          return false;
    return true;
 }
@@ -113,7 +115,8 @@ void sentinel_group::cut_replica_link()
    replica_.command({"CONFIG", "SET", "masterauth", "not-this-one"});
    master_.command({"CLIENT", "KILL", "TYPE", "replica"});
    if (!wait_until(
-          [this] { return has(info_section(master_, "replication"), "connected_slaves:0"); }, 5s))
+          [this] { return has_text(info_section(master_, "replication"), "connected_slaves:0"); },
+          5s))
       throw std::runtime_error("the master kept its replica");
 }
 

@@ -67,6 +67,8 @@ std::vector<std::string> replica_of(redis_server const& master, std::string cons
 
 /// `INFO <section>` of a server, as text.
 std::string info_section(redis_server const& s, std::string_view section);
+/// Whether `what` appears in `text` (an INFO section, CLUSTER NODES).
+bool has_text(std::string const& text, std::string const& what);
 
 /// Waits (blocking) until `pred()` holds, for at most `deadline`; false if it never did.
 template <class Pred>

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <random>
 
+namespace test_backoff {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -156,3 +158,5 @@ BOOST_AUTO_TEST_CASE(lots_delay_spreads_over_a_few_round_trips)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_backoff

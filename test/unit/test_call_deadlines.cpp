@@ -9,6 +9,8 @@
 #include <chrono>
 #include <optional>
 
+namespace test_call_deadlines {
+
 namespace {
 
 namespace asio = boost::asio;
@@ -136,3 +138,5 @@ BOOST_AUTO_TEST_CASE(stop_disarms_the_timer_and_cancels_nothing)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_call_deadlines

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string_view>
 
+namespace test_cli_args {
+
 using namespace std::chrono_literals;
 using locksmith::cli::default_grace;
 using locksmith::cli::parse_duration;
@@ -92,3 +94,5 @@ BOOST_AUTO_TEST_CASE(default_grace_always_passes_the_librarys_check)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cli_args

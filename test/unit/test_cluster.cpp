@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_cluster {
+
 namespace {
 
 using namespace locksmith::detail;
@@ -212,3 +214,5 @@ BOOST_AUTO_TEST_CASE(moved_slots_are_those_with_another_master)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_cluster

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+namespace test_eval_reply {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -285,3 +287,5 @@ BOOST_AUTO_TEST_CASE(a_refused_call_says_why_it_was_not_sent)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_eval_reply

@@ -5,6 +5,8 @@
 // that the sweep cannot set up are in test_fanout_cases.cpp.
 #include "fanout.hpp"
 
+namespace test_fanout {
+
 using locksmith::detail::quorum_of;
 
 namespace {
@@ -238,3 +240,5 @@ BOOST_AUTO_TEST_CASE(every_call_survives_a_flushed_script_cache)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_fanout

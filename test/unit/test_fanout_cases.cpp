@@ -10,6 +10,8 @@
 
 #include <optional>
 
+namespace test_fanout_cases {
+
 namespace {
 
 double ms(clock_type::duration d)
@@ -241,3 +243,5 @@ BOOST_AUTO_TEST_CASE(a_cancellation_between_any_two_handlers_ends_the_lock)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_fanout_cases

@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_inspection {
+
 namespace {
 
 using boost::redis::generic_response;
@@ -43,12 +45,12 @@ element i(long long v)
    return {false, std::to_string(v)};
 }
 
-generic_response reply(std::vector<element> const& es)
+generic_response resp_reply(std::vector<element> const& es)
 {
    std::vector<node> nodes{node{type::array, es.size(), 0, ""}};
    for (auto const& e : es)
       nodes.push_back(node{e.text ? type::blob_string : type::number, 1, 1, e.value});
-   return locksmith::test::reply(std::move(nodes));
+   return locksmith::test::resp_reply(std::move(nodes));
 }
 
 // The reply of a node: lock key type, PTTL, value, fence, writer-waiting PTTL, then the members,
@@ -84,7 +86,7 @@ std::vector<element> full(std::vector<element> es,
 node_inspection parsed(std::vector<element> const& es)
 {
    node_inspection n;
-   auto const ec = locksmith::detail::parse_inspection(reply(es), n);
+   auto const ec = locksmith::detail::parse_inspection(resp_reply(es), n);
    BOOST_TEST(!ec, ec.message());
    return n;
 }
@@ -226,18 +228,18 @@ BOOST_AUTO_TEST_CASE(malformed_replies_are_rejected)
       return locksmith::detail::parse_inspection(r, n) == error_code{error::unexpected_reply};
    };
    auto ok = full(base("string", 100, "t"));
-   BOOST_TEST(!rejects(reply(ok)));
+   BOOST_TEST(!rejects(resp_reply(ok)));
    auto short_ = ok;
    short_.pop_back();
-   BOOST_TEST(rejects(reply(short_)));
+   BOOST_TEST(rejects(resp_reply(short_)));
    auto longer = ok;
    longer.push_back(i(0));
-   BOOST_TEST(rejects(reply(longer)));
-   BOOST_TEST(rejects(reply(full({i(1), i(100), s("t"), s(""), i(-2)}))));  // type not text
-   BOOST_TEST(rejects(reply(full(base("string", 100, "t", "12x")))));       // fence
+   BOOST_TEST(rejects(resp_reply(longer)));
+   BOOST_TEST(rejects(resp_reply(full({i(1), i(100), s("t"), s(""), i(-2)}))));  // type not text
+   BOOST_TEST(rejects(resp_reply(full(base("string", 100, "t", "12x")))));       // fence
    auto lying = base("zset", 100, "");
    lying.push_back(i(3));  // three members announced, none given
-   BOOST_TEST(rejects(reply(lying)));
+   BOOST_TEST(rejects(resp_reply(lying)));
    generic_response err;
    err = boost::redis::adapter::error{type::simple_error, "NOPERM no rights"};
    BOOST_TEST(rejects(err));
@@ -344,3 +346,5 @@ BOOST_AUTO_TEST_CASE(kind_names)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_inspection

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+namespace test_keys {
+
 namespace {
 
 using namespace std::string_view_literals;
@@ -114,3 +116,5 @@ BOOST_AUTO_TEST_CASE(names_with_binary_bytes)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_keys

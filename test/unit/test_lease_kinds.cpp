@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+namespace test_lease_kinds {
+
 namespace {
 using namespace std::chrono_literals;
 using namespace locksmith::detail;
@@ -209,3 +211,5 @@ BOOST_AUTO_TEST_CASE(verdicts_use_the_fanouts_quorum)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_lease_kinds

@@ -6,6 +6,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace test_link_health {
+
 using locksmith::error;
 using locksmith::detail::is_auth_error;
 using locksmith::detail::link_health;
@@ -149,3 +151,5 @@ BOOST_AUTO_TEST_CASE(a_link_is_up_from_a_connection_until_it_fails)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_link_health

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+namespace test_local_queue {
+
 namespace {
 
 namespace asio = boost::asio;
@@ -129,3 +131,5 @@ BOOST_AUTO_TEST_CASE(a_closed_queue_hands_nothing_over)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_local_queue

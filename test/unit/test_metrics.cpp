@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_metrics {
+
 namespace {
 using locksmith::error;
 using locksmith::error_code;
@@ -183,3 +185,5 @@ BOOST_AUTO_TEST_CASE(a_node_that_keeps_failing_is_a_warning_once_until_it_connec
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_metrics

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+namespace test_pushes {
+
 namespace {
 using boost::redis::resp3::node;
 using boost::redis::resp3::type;
@@ -140,3 +142,5 @@ BOOST_AUTO_TEST_CASE(errors_are_refusals_but_the_empty_subscribes)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_pushes

@@ -3,6 +3,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace test_quarantine {
+
 namespace {
 using namespace std::chrono_literals;
 using namespace locksmith;
@@ -203,3 +205,5 @@ BOOST_AUTO_TEST_CASE(a_judged_node_is_old_young_marked_or_blind)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_quarantine

@@ -24,6 +24,8 @@ std::ostream& operator<<(std::ostream& os, outcome o)
 
 }  // namespace locksmith::detail
 
+namespace test_quorum {
+
 namespace {
 
 using locksmith::detail::outcome;
@@ -183,3 +185,5 @@ BOOST_AUTO_TEST_CASE(decides_early)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_quorum

@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+namespace test_reentrant_holds {
+
 namespace {
 
 namespace asio = boost::asio;
@@ -81,3 +83,5 @@ BOOST_AUTO_TEST_CASE(a_hold_ends_with_its_lease)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_reentrant_holds

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_release_listener {
+
 namespace {
 using locksmith::detail::push_event;
 using locksmith::detail::release_listener;
@@ -242,3 +244,5 @@ BOOST_AUTO_TEST_CASE(a_tagged_channel_has_a_twin_that_counts_as_its_own)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_release_listener

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_replicas {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -24,7 +26,7 @@ using locksmith::config;
 using namespace locksmith::detail;
 
 using locksmith::test::number;
-using locksmith::test::reply;
+using locksmith::test::resp_reply;
 
 // The acquire script's `{flag, value}`, then what else the request read.
 generic_response acquire_then(std::string flag, std::string value, std::vector<node> more)
@@ -32,7 +34,7 @@ generic_response acquire_then(std::string flag, std::string value, std::vector<n
    std::vector<node> nodes{
       {type::array, 2, 0, ""}, number(std::move(flag), 1), number(std::move(value), 1)};
    nodes.insert(nodes.end(), more.begin(), more.end());
-   return reply(std::move(nodes));
+   return resp_reply(std::move(nodes));
 }
 
 }  // namespace
@@ -50,7 +52,7 @@ BOOST_AUTO_TEST_CASE(the_wait_reply_comes_off_the_end)
    BOOST_TEST(!parse_acquire(r, a));
    BOOST_TEST(a.fence == 42);
 
-   auto extended = reply({number("1"), number("0")});
+   auto extended = resp_reply({number("1"), number("0")});
    BOOST_TEST(take_wait_reply(extended).value_or(-1) == 0);
    BOOST_TEST(extended.value().size() == 1u);
 }
@@ -60,12 +62,12 @@ BOOST_AUTO_TEST_CASE(no_wait_reply_leaves_the_reply_alone)
    auto only_script = acquire_then("1", "42", {});
    BOOST_TEST(!take_wait_reply(only_script).has_value());
    BOOST_TEST(only_script.value().size() == 3u);
-   auto single = reply({number("1")});
+   auto single = resp_reply({number("1")});
    BOOST_TEST(!take_wait_reply(single).has_value());
    BOOST_TEST(single.value().size() == 1u);
-   auto negative = reply({number("1"), number("-1")});
+   auto negative = resp_reply({number("1"), number("-1")});
    BOOST_TEST(!take_wait_reply(negative).has_value());
-   auto text = reply({number("1"), node{type::simple_string, 1, 0, "OK"}});
+   auto text = resp_reply({number("1"), node{type::simple_string, 1, 0, "OK"}});
    BOOST_TEST(!take_wait_reply(text).has_value());
    BOOST_TEST(text.value().size() == 2u);
    generic_response error;
@@ -83,14 +85,14 @@ BOOST_AUTO_TEST_CASE(only_a_grant_needs_the_replicas)
       std::vector<node> nodes{{type::array, answers.size(), 0, ""}};
       for (auto const& a : answers)
          nodes.push_back(number(a, 1));
-      return reply(std::move(nodes));
+      return resp_reply(std::move(nodes));
    };
    BOOST_TEST(granted(extend_script(), renewed({"1"})));
    BOOST_TEST(granted(extend_script(), renewed({"0", "-1", "1"})));
    BOOST_TEST(!granted(extend_script(), renewed({"0"})));
    BOOST_TEST(!granted(extend_script(), renewed({"-1", "0"})));
-   BOOST_TEST(!granted(extend_script(), reply({number("1")})));   // not the extend's shape
-   BOOST_TEST(!granted(acquire_script(), reply({number("1")})));  // not the acquire's shape
+   BOOST_TEST(!granted(extend_script(), resp_reply({number("1")})));   // not the extend's shape
+   BOOST_TEST(!granted(acquire_script(), resp_reply({number("1")})));  // not the acquire's shape
 }
 
 BOOST_AUTO_TEST_CASE(acquire_and_extend_wait_but_release_does_not)
@@ -157,3 +159,5 @@ BOOST_AUTO_TEST_CASE(the_first_error_of_a_pipelined_request_wins)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_replicas

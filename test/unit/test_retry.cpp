@@ -12,6 +12,8 @@ std::ostream& operator<<(std::ostream& os, next_step s)
 }
 }  // namespace locksmith::detail
 
+namespace test_retry {
+
 namespace {
 using namespace locksmith;
 using namespace locksmith::detail;
@@ -85,3 +87,5 @@ BOOST_AUTO_TEST_CASE(spin_and_failures_sleep_an_interval)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_retry

@@ -8,6 +8,8 @@
 
 #include <string_view>
 
+namespace test_script_errors {
+
 using locksmith::detail::server_error_code;
 using locksmith::detail::unwrap_script_error;
 
@@ -167,3 +169,5 @@ BOOST_AUTO_TEST_CASE(a_script_error_without_a_command_error_is_kept_whole)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_script_errors

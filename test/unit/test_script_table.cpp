@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace test_script_table {
+
 namespace {
 
 using locksmith::test::key_state;
@@ -125,3 +127,5 @@ BOOST_AUTO_TEST_CASE(every_script_has_rows)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_script_table

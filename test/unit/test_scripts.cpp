@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_scripts {
+
 namespace {
 
 using boost::redis::generic_response;
@@ -27,7 +29,7 @@ using locksmith::error_code;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::ownership;
 using locksmith::test::number;
-using locksmith::test::reply;
+using locksmith::test::resp_reply;
 
 generic_response server_error_reply(std::string diagnostic, type t = type::simple_error)
 {
@@ -39,7 +41,8 @@ generic_response server_error_reply(std::string diagnostic, type t = type::simpl
 // The acquire script's `{flag, value}`.
 generic_response pair(std::string flag, std::string value)
 {
-   return reply({{type::array, 2, 0, ""}, number(std::move(flag), 1), number(std::move(value), 1)});
+   return resp_reply(
+      {{type::array, 2, 0, ""}, number(std::move(flag), 1), number(std::move(value), 1)});
 }
 
 error_code const unexpected_reply = error::unexpected_reply;
@@ -209,10 +212,10 @@ BOOST_AUTO_TEST_CASE(taken_by_waiters_only)
 BOOST_AUTO_TEST_CASE(a_refusal_may_name_the_holder)
 {
    auto named = [](std::string flag, std::string holder, type t = type::blob_string) {
-      return reply({{type::array, 3, 0, ""},
-                    number(std::move(flag), 1),
-                    number("500", 1),
-                    {t, 1, 1, std::move(holder)}});
+      return resp_reply({{type::array, 3, 0, ""},
+                         number(std::move(flag), 1),
+                         number("500", 1),
+                         {t, 1, 1, std::move(holder)}});
    };
    acquire_reply out;
    check_ok(locksmith::detail::parse_acquire(named("0", "0123abcd"), out));
@@ -230,28 +233,29 @@ BOOST_AUTO_TEST_CASE(a_refusal_may_name_the_holder)
 BOOST_AUTO_TEST_CASE(acquire_rejects_malformed_shapes)
 {
    // Wrong number of elements.
-   check_acquire_rejects(reply({{type::array, 1, 0, ""}, number("1", 1)}));
+   check_acquire_rejects(resp_reply({{type::array, 1, 0, ""}, number("1", 1)}));
    check_acquire_rejects(
-      reply({{type::array, 3, 0, ""}, number("1", 1), number("5", 1), number("6", 1)}));
+      resp_reply({{type::array, 3, 0, ""}, number("1", 1), number("5", 1), number("6", 1)}));
    // An array that announces 2 elements but holds 3.
    check_acquire_rejects(
-      reply({{type::array, 2, 0, ""}, number("1", 1), number("5", 1), number("6", 1)}));
+      resp_reply({{type::array, 2, 0, ""}, number("1", 1), number("5", 1), number("6", 1)}));
    // An array that announces 3 elements but holds 2.
-   check_acquire_rejects(reply({{type::array, 3, 0, ""}, number("1", 1), number("5", 1)}));
-   check_acquire_rejects(reply({{type::array, 0, 0, ""}}));
-   check_acquire_rejects(reply({}));
+   check_acquire_rejects(resp_reply({{type::array, 3, 0, ""}, number("1", 1), number("5", 1)}));
+   check_acquire_rejects(resp_reply({{type::array, 0, 0, ""}}));
+   check_acquire_rejects(resp_reply({}));
    // Not an array.
-   check_acquire_rejects(reply({number("1", 0)}));
-   check_acquire_rejects(reply({{type::null, 0, 0, ""}}));
-   check_acquire_rejects(reply({{type::set, 2, 0, ""}, number("1", 1), number("5", 1)}));
+   check_acquire_rejects(resp_reply({number("1", 0)}));
+   check_acquire_rejects(resp_reply({{type::null, 0, 0, ""}}));
+   check_acquire_rejects(resp_reply({{type::set, 2, 0, ""}, number("1", 1), number("5", 1)}));
    // Elements that are not numbers.
    check_acquire_rejects(
-      reply({{type::array, 2, 0, ""}, {type::blob_string, 1, 1, "1"}, number("5", 1)}));
+      resp_reply({{type::array, 2, 0, ""}, {type::blob_string, 1, 1, "1"}, number("5", 1)}));
    check_acquire_rejects(
-      reply({{type::array, 2, 0, ""}, number("1", 1), {type::simple_string, 1, 1, "5"}}));
-   check_acquire_rejects(reply({{type::array, 2, 0, ""}, number("1", 1), {type::null, 0, 1, ""}}));
+      resp_reply({{type::array, 2, 0, ""}, number("1", 1), {type::simple_string, 1, 1, "5"}}));
    check_acquire_rejects(
-      reply({{type::array, 2, 0, ""}, number("1", 1), {type::doublean, 1, 1, "5"}}));
+      resp_reply({{type::array, 2, 0, ""}, number("1", 1), {type::null, 0, 1, ""}}));
+   check_acquire_rejects(
+      resp_reply({{type::array, 2, 0, ""}, number("1", 1), {type::doublean, 1, 1, "5"}}));
    // A flag other than 0, 1 or 2.
    check_acquire_rejects(pair("3", "5"));
    check_acquire_rejects(pair("-1", "5"));
@@ -290,7 +294,7 @@ BOOST_AUTO_TEST_CASE(ownership_values)
       {
          // Start from a value other than the expected one, so that a no-op parse fails.
          ownership out = c.expected == ownership::done ? ownership::expired : ownership::done;
-         check_ok(parse_ownership(reply({number(c.value, 0)}), out));
+         check_ok(parse_ownership(resp_reply({number(c.value, 0)}), out));
          BOOST_TEST(name(out) == name(c.expected));
       }
    }
@@ -301,16 +305,16 @@ BOOST_AUTO_TEST_CASE(ownership_rejects_invalid_replies)
    for (auto const v : {"2", "-2", "10", "", "1x", "x", " 1", "+1"}) {
       BOOST_TEST_CONTEXT("reply \"" << v << "\"")
       {
-         check_ownership_rejects(reply({number(v, 0)}));
+         check_ownership_rejects(resp_reply({number(v, 0)}));
       }
    }
-   check_ownership_rejects(reply({}));
-   check_ownership_rejects(reply({{type::blob_string, 1, 0, "1"}}));
-   check_ownership_rejects(reply({{type::simple_string, 1, 0, "OK"}}));
-   check_ownership_rejects(reply({{type::null, 0, 0, ""}}));
-   check_ownership_rejects(reply({{type::boolean, 1, 0, "t"}}));
-   check_ownership_rejects(reply({{type::array, 1, 0, ""}, number("1", 1)}));
-   check_ownership_rejects(reply({number("1", 0), number("1", 0)}));
+   check_ownership_rejects(resp_reply({}));
+   check_ownership_rejects(resp_reply({{type::blob_string, 1, 0, "1"}}));
+   check_ownership_rejects(resp_reply({{type::simple_string, 1, 0, "OK"}}));
+   check_ownership_rejects(resp_reply({{type::null, 0, 0, ""}}));
+   check_ownership_rejects(resp_reply({{type::boolean, 1, 0, "t"}}));
+   check_ownership_rejects(resp_reply({{type::array, 1, 0, ""}, number("1", 1)}));
+   check_ownership_rejects(resp_reply({number("1", 0), number("1", 0)}));
    check_ownership_rejects(server_error_reply("NOSCRIPT No matching script"));
    check_ownership_rejects(server_error_reply("ERR Error running script"));
 }
@@ -321,12 +325,13 @@ BOOST_AUTO_TEST_CASE(ownerships_of_a_batch)
    using locksmith::detail::parse_ownerships;
    std::vector<ownership> out;
    check_ok(parse_ownerships(
-      reply({{type::array, 3, 0, ""}, number("1", 1), number("-1", 1), number("0", 1)}), 3, out));
+      resp_reply({{type::array, 3, 0, ""}, number("1", 1), number("-1", 1), number("0", 1)}), 3,
+      out));
    BOOST_TEST_REQUIRE(out.size() == 3u);
    BOOST_TEST(name(out[0]) == name(ownership::done));
    BOOST_TEST(name(out[1]) == name(ownership::expired));
    BOOST_TEST(name(out[2]) == name(ownership::not_owner));
-   check_ok(parse_ownerships(reply({{type::array, 0, 0, ""}}), 0, out));
+   check_ok(parse_ownerships(resp_reply({{type::array, 0, 0, ""}}), 0, out));
    BOOST_TEST(out.empty());
 }
 
@@ -338,14 +343,14 @@ BOOST_AUTO_TEST_CASE(ownerships_reject_other_shapes_and_lengths)
       std::vector<ownership> out;
       BOOST_TEST(parse_ownerships(r, count, out) == unexpected_reply, "line " << at.line());
    };
-   auto const two = reply({{type::array, 2, 0, ""}, number("1", 1), number("1", 1)});
+   auto const two = resp_reply({{type::array, 2, 0, ""}, number("1", 1), number("1", 1)});
    rejects(two, 1);  // a reply for another call
    rejects(two, 3);
-   rejects(reply({number("1", 0)}), 1);                           // the single script's scalar
-   rejects(reply({{type::array, 2, 0, ""}, number("1", 1)}), 2);  // cut short
-   rejects(reply({{type::array, 1, 0, ""}, number("2", 1)}), 1);
-   rejects(reply({{type::array, 1, 0, ""}, {type::array, 1, 1, ""}, number("1", 2)}), 1);
-   rejects(reply({{type::array, 1, 0, ""}, {type::blob_string, 1, 1, "1"}}), 1);
+   rejects(resp_reply({number("1", 0)}), 1);                           // the single script's scalar
+   rejects(resp_reply({{type::array, 2, 0, ""}, number("1", 1)}), 2);  // cut short
+   rejects(resp_reply({{type::array, 1, 0, ""}, number("2", 1)}), 1);
+   rejects(resp_reply({{type::array, 1, 0, ""}, {type::array, 1, 1, ""}, number("1", 2)}), 1);
+   rejects(resp_reply({{type::array, 1, 0, ""}, {type::blob_string, 1, 1, "1"}}), 1);
    rejects(server_error_reply("NOSCRIPT No matching script"), 1);
 }
 
@@ -358,7 +363,7 @@ BOOST_AUTO_TEST_CASE(noscript_is_recognised)
    BOOST_TEST(!is_noscript(server_error_reply("WRONGTYPE NOSCRIPT")));
    BOOST_TEST(!is_noscript(server_error_reply("")));
    // A successful reply, even one that says NOSCRIPT, is no error.
-   BOOST_TEST(!is_noscript(reply({{type::simple_string, 1, 0, "NOSCRIPT"}})));
+   BOOST_TEST(!is_noscript(resp_reply({{type::simple_string, 1, 0, "NOSCRIPT"}})));
    BOOST_TEST(!is_noscript(pair("1", "5")));
 }
 
@@ -370,7 +375,9 @@ BOOST_AUTO_TEST_CASE(server_error_text)
    auto const wrongtype = server_error_reply("WRONGTYPE Operation against a key", type::blob_error);
    BOOST_TEST(server_error(wrongtype) == "WRONGTYPE Operation against a key");
    BOOST_TEST(server_error(pair("1", "5")) == "");
-   BOOST_TEST(server_error(reply({{type::simple_string, 1, 0, "ERR not really"}})) == "");
+   BOOST_TEST(server_error(resp_reply({{type::simple_string, 1, 0, "ERR not really"}})) == "");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_scripts

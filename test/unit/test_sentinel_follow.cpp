@@ -7,6 +7,8 @@
 #include <boost/test/unit_test.hpp>
 
 namespace resp3 = boost::redis::resp3;
+namespace test_sentinel_follow {
+
 using locksmith::detail::last_per_key;
 using locksmith::detail::master_address;
 using locksmith::detail::master_follow;
@@ -168,3 +170,5 @@ BOOST_AUTO_TEST_CASE(the_last_few_items_of_each_key_are_sent_again)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_sentinel_follow

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+namespace test_shard_subscriptions {
+
 namespace {
 using locksmith::detail::push_event;
 using locksmith::detail::shard_subscriptions;
@@ -179,3 +181,5 @@ BOOST_AUTO_TEST_CASE(the_first_connections_tell_only_connected)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_shard_subscriptions

@@ -4,6 +4,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+namespace test_silence_gate {
+
 using locksmith::detail::silence_gate;
 
 BOOST_AUTO_TEST_SUITE(silence_gate_tests)
@@ -62,3 +64,5 @@ BOOST_AUTO_TEST_CASE(an_earlier_calls_answer_opens_it_too_and_one_probe_stays_on
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_silence_gate

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_telemetry {
+
 namespace {
 using locksmith::log_level;
 using namespace locksmith::detail;
@@ -92,3 +94,5 @@ BOOST_AUTO_TEST_CASE(a_node_that_fails_while_the_quorum_holds_is_warned_of_once)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_telemetry

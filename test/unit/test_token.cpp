@@ -12,6 +12,8 @@
 #include <string>
 #include <unordered_set>
 
+namespace test_token {
+
 namespace {
 
 using locksmith::detail::random_token;
@@ -129,3 +131,5 @@ BOOST_AUTO_TEST_CASE(a_label_is_split_from_its_token)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_token

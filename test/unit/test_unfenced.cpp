@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+namespace test_unfenced {
+
 namespace {
 
 using boost::redis::generic_response;
@@ -27,7 +29,7 @@ using locksmith::error;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::parse_unfenced_acquire;
 using locksmith::test::number;
-using locksmith::test::reply;
+using locksmith::test::resp_reply;
 
 node ok()
 {
@@ -46,7 +48,7 @@ BOOST_AUTO_TEST_SUITE(unfenced)
 BOOST_AUTO_TEST_CASE(set_ok_is_acquired_without_a_fence)
 {
    acquire_reply out{.fence = 7, .pttl = std::chrono::milliseconds{3}};
-   BOOST_TEST(!parse_unfenced_acquire(reply({ok(), number("30000")}), out));
+   BOOST_TEST(!parse_unfenced_acquire(resp_reply({ok(), number("30000")}), out));
    BOOST_TEST(out.acquired);
    BOOST_TEST(out.fence == 0);
    BOOST_TEST(out.pttl.count() == 0);
@@ -56,14 +58,14 @@ BOOST_AUTO_TEST_CASE(set_ok_is_acquired_without_a_fence)
 BOOST_AUTO_TEST_CASE(set_nil_is_taken_with_the_holders_pttl)
 {
    acquire_reply out{.acquired = true};
-   BOOST_TEST(!parse_unfenced_acquire(reply({nil(), number("29500")}), out));
+   BOOST_TEST(!parse_unfenced_acquire(resp_reply({nil(), number("29500")}), out));
    BOOST_TEST(!out.acquired);
    BOOST_TEST(out.pttl.count() == 29500);
    // A key without a TTL, as the script says it.
-   BOOST_TEST(!parse_unfenced_acquire(reply({nil(), number("-1")}), out));
+   BOOST_TEST(!parse_unfenced_acquire(resp_reply({nil(), number("-1")}), out));
    BOOST_TEST(out.pttl.count() == -1);
    // The key went between the SET and the PTTL: try again at once.
-   BOOST_TEST(!parse_unfenced_acquire(reply({nil(), number("-2")}), out));
+   BOOST_TEST(!parse_unfenced_acquire(resp_reply({nil(), number("-2")}), out));
    BOOST_TEST(out.pttl.count() == 0);
 }
 
@@ -71,9 +73,9 @@ BOOST_AUTO_TEST_CASE(set_nil_is_taken_with_the_holders_pttl)
 BOOST_AUTO_TEST_CASE(a_set_alone_leaves_the_pttl_unknown)
 {
    acquire_reply out;
-   BOOST_TEST(!parse_unfenced_acquire(reply({ok()}), out));
+   BOOST_TEST(!parse_unfenced_acquire(resp_reply({ok()}), out));
    BOOST_TEST(out.acquired);
-   BOOST_TEST(!parse_unfenced_acquire(reply({nil()}), out));
+   BOOST_TEST(!parse_unfenced_acquire(resp_reply({nil()}), out));
    BOOST_TEST(!out.acquired);
    BOOST_TEST(out.pttl.count() == -1);
 }
@@ -82,7 +84,7 @@ BOOST_AUTO_TEST_CASE(other_shapes_are_unexpected)
 {
    auto const bad = [](std::vector<node> nodes) {
       acquire_reply out;
-      return parse_unfenced_acquire(reply(std::move(nodes)), out) == error::unexpected_reply;
+      return parse_unfenced_acquire(resp_reply(std::move(nodes)), out) == error::unexpected_reply;
    };
    BOOST_TEST(bad({node{type::simple_string, 1, 0, "QUEUED"}, number("1")}));
    BOOST_TEST(bad({number("1"), number("1")}));
@@ -91,10 +93,10 @@ BOOST_AUTO_TEST_CASE(other_shapes_are_unexpected)
    BOOST_TEST(bad({}));
    // Nor does either parser take the other's reply.
    acquire_reply out;
-   auto const script_pair = reply(
+   auto const script_pair = resp_reply(
       {node{type::array, 2, 0, ""}, node{type::number, 1, 1, "1"}, node{type::number, 1, 1, "5"}});
    BOOST_TEST((parse_unfenced_acquire(script_pair, out) == error::unexpected_reply));
-   BOOST_TEST((locksmith::detail::parse_acquire(reply({ok(), number("5")}), out) ==
+   BOOST_TEST((locksmith::detail::parse_acquire(resp_reply({ok(), number("5")}), out) ==
                error::unexpected_reply));
 }
 
@@ -106,8 +108,8 @@ BOOST_AUTO_TEST_CASE(its_call_is_plain_commands_of_the_acquire_role)
    BOOST_TEST((code.role == script_role::acquire));
    // The replica WAIT covers it, as it does the acquire script.
    BOOST_TEST(waits_for_replicas(code));
-   BOOST_TEST(granted(code, reply({ok(), number("100")})));
-   BOOST_TEST(!granted(code, reply({nil(), number("100")})));
+   BOOST_TEST(granted(code, resp_reply({ok(), number("100")})));
+   BOOST_TEST(!granted(code, resp_reply({nil(), number("100")})));
    for (auto const* s : all_scripts())
       BOOST_TEST(s != &code);  // never loaded as a script
    auto const call = unfenced_acquire_call("p:", "name", "tok", std::chrono::milliseconds{1500});
@@ -121,3 +123,5 @@ BOOST_AUTO_TEST_CASE(its_call_is_plain_commands_of_the_acquire_role)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_unfenced

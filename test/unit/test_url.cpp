@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+namespace test_url {
+
 namespace {
 
 using namespace std::string_view_literals;
@@ -326,3 +328,5 @@ BOOST_AUTO_TEST_CASE(redacted_round_trips_without_the_password)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_url

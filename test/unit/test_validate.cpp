@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+namespace test_validate {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -334,3 +336,5 @@ BOOST_AUTO_TEST_CASE(every_error_has_its_own_message)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_validate

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <optional>
 
+namespace test_validity {
+
 namespace {
 
 using namespace std::chrono_literals;
@@ -111,3 +113,5 @@ BOOST_AUTO_TEST_CASE(deadline_after_stops_at_forever)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_validity

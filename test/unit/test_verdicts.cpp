@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+namespace test_verdicts {
+
 namespace {
 using namespace std::chrono_literals;
 using locksmith::error;
@@ -202,3 +204,5 @@ BOOST_AUTO_TEST_CASE(a_slot_in_motion_is_a_passing_failure_that_left_no_key)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_verdicts

@@ -13,6 +13,8 @@ std::ostream& operator<<(std::ostream& os, renewal_step s)
 }
 }  // namespace locksmith::detail
 
+namespace test_watchdog_schedule {
+
 namespace {
 using namespace std::chrono_literals;
 using namespace locksmith::detail;
@@ -89,3 +91,5 @@ BOOST_AUTO_TEST_CASE(a_ttl_too_short_to_renew_in_time_sleeps_until_its_loss)
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace test_watchdog_schedule

@@ -8,7 +8,7 @@ namespace locksmith::detail {
 namespace {
 
 using boost::redis::resp3::is_aggregate;
-using boost::redis::resp3::node;
+using resp_node = boost::redis::resp3::node;
 
 // Sharded pub/sub's words are the plain ones with an `s` before them.
 bool is_sharded(std::string_view word)
@@ -30,7 +30,7 @@ std::optional<push_event::kind> kind_of(std::string_view word)
 }
 
 // The push made of nodes[first, last), the first of which is at depth 0, if it is one we act on.
-std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t first,
+std::optional<push_event> parse_one(std::vector<resp_node> const& nodes, std::size_t first,
                                     std::size_t last, std::string_view marker)
 {
    auto const& head = nodes[first];
@@ -60,7 +60,7 @@ std::optional<push_event> parse_one(std::vector<node> const& nodes, std::size_t 
 
 }  // namespace
 
-std::vector<push_event> parse_pushes(std::vector<node> const& nodes, std::string_view marker)
+std::vector<push_event> parse_pushes(std::vector<resp_node> const& nodes, std::string_view marker)
 {
    std::vector<push_event> out;
    std::size_t first = 0;

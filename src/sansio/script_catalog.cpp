@@ -79,7 +79,7 @@ catalog_type const& catalog()
    return all;
 }
 
-script const& of(id i)
+script const& script_of(id i)
 {
    return catalog()[static_cast<std::size_t>(i)].plain;
 }
@@ -88,64 +88,64 @@ script const& of(id i)
 
 script const& acquire_script()
 {
-   return of(id::acquire);
+   return script_of(id::acquire);
 }
 script const& quorum_acquire_script()
 {
-   return of(id::quorum_acquire);
+   return script_of(id::quorum_acquire);
 }
 script const& release_script()
 {
-   return of(id::release);
+   return script_of(id::release);
 }
 script const& extend_script()
 {
-   return of(id::extend);
+   return script_of(id::extend);
 }
 script const& set_acquire_script()
 {
-   return of(id::set_acquire);
+   return script_of(id::set_acquire);
 }
 script const& set_extend_script()
 {
-   return of(id::set_extend);
+   return script_of(id::set_extend);
 }
 script const& set_release_script()
 {
-   return of(id::set_release);
+   return script_of(id::set_release);
 }
 script const& write_acquire_script()
 {
-   return of(id::write_acquire);
+   return script_of(id::write_acquire);
 }
 script const& fair_acquire_script()
 {
-   return of(id::fair_acquire);
+   return script_of(id::fair_acquire);
 }
 script const& fair_release_script()
 {
-   return of(id::fair_release);
+   return script_of(id::fair_release);
 }
 script const& fair_requeue_script()
 {
-   return of(id::fair_requeue);
+   return script_of(id::fair_requeue);
 }
 script const& reentrant_acquire_script()
 {
-   return of(id::reentrant_acquire);
+   return script_of(id::reentrant_acquire);
 }
 script const& reentrant_extend_script()
 {
-   return of(id::reentrant_extend);
+   return script_of(id::reentrant_extend);
 }
 script const& reentrant_release_script()
 {
-   return of(id::reentrant_release);
+   return script_of(id::reentrant_release);
 }
 
 script const& inspect_script()
 {
-   return of(id::inspect);
+   return script_of(id::inspect);
 }
 
 std::array<script const*, 4> all_scripts()

@@ -240,8 +240,11 @@ void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::m
          std::erase_if(owned_, [](auto const& w) { return w.expired(); });
       owned_.push_back(c);
    }
-   if (!unsupported_.empty())
-      return refuse(*c, node_reply{.sent = false});
+   if (!unsupported_.empty()) {
+      node_reply never_sent;
+      never_sent.sent = false;
+      return refuse(*c, std::move(never_sent));
+   }
    route(c, owner_of(slot), false);
 }
 

@@ -31,6 +31,9 @@ have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok
 have_cmd g++ || need+=(g++)
 have_cmd cmake || need+=(cmake)
 have_cmd make || need+=(make)
+# Ninja schedules the compiles of every target together (make waits for a target's dependencies
+# to be built before it starts the target's own files): scripts/build.sh uses it for a new tree.
+have_cmd ninja || need+=(ninja-build)
 have_cmd redis-server || need+=(redis-server)
 have_cmd redis-cli || need+=(redis-tools)
 have_cmd gnuplot || need+=(gnuplot-nox)

@@ -20,6 +20,8 @@ if [ -n "$sanitize" ]; then
          -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG")
 fi
 read -ra extra <<<"${LOCKSMITH_CMAKE_ARGS:-}"
+# A new tree is built with Ninja; an existing one keeps the generator it was made with.
+[ -f "$build_dir/CMakeCache.txt" ] || ! command -v ninja >/dev/null || flags+=(-G Ninja)
 cmake -S "$root" -B "$build_dir" -DCMAKE_BUILD_TYPE=${LOCKSMITH_BUILD_TYPE:-RelWithDebInfo} \
   ${boost_prefix:+-DCMAKE_PREFIX_PATH="$boost_prefix"} "${flags[@]}" "${extra[@]}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)" "$@"

@@ -100,10 +100,10 @@ std::optional<waiter_entry> acquire_engine::registration(attempt& a, std::string
    if (kind.what != lease_kind::of::lock || !by_message || !a.wait_until || *a.wait_until <= a.t0 ||
        !listener_.subscribed(channel))
       return std::nullopt;
-   // Tagged with this process's channel, to which a release that names it publishes.
+   // Tagged with this process's channel, to which a release that names it publishes. Without a
+   // tag (a listener made so) the id ends in ':', which release.lua reads as no tag at all.
    if (a.waiter.empty()) {
-      a.waiter =
-         listener_.tag().empty() ? random_token() : waiter_id(listener_.tag(), random_token());
+      a.waiter = waiter_id(listener_.tag(), random_token());
       listener_.await_handoff(a.waiter);
    }
    bool const before = a.registered;
@@ -148,7 +148,7 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());
          result r{error_code{},
-                  won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where)}};
+                  won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where), {}}};
          a.token.clear();  // the lease's now
          return r;
       }

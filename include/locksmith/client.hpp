@@ -361,7 +361,7 @@ private:
 
    // Named initiations expose get_executor(), so that asio::cancel_after works. Each hands its
    // arguments and the type-erased handler to the member that starts the operation, which
-   // moves to the client's executor first (src/core/spawn.hpp, enter).
+   // moves to the client's executor first (src/engines/spawn.hpp, enter).
    template <class Erased, auto Start>
    struct initiation {
       client* self;

@@ -2,7 +2,7 @@
 #include <locksmith/detail/acquire_kind.hpp>
 
 #include "core/client_core.hpp"
-#include "core/spawn.hpp"
+#include "engines/spawn.hpp"
 
 #include <utility>
 

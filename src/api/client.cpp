@@ -3,7 +3,7 @@
 #include <locksmith/detail/acquire_kind.hpp>
 
 #include "core/client_core.hpp"
-#include "core/spawn.hpp"
+#include "engines/spawn.hpp"
 #include "protocol/inspect.hpp"
 #include "sansio/validate.hpp"
 
@@ -69,7 +69,7 @@ std::shared_ptr<detail::client_core> const& detail::core_of(client const& c) noe
 }
 
 // Every operation may start on any thread, and moves to the client's executor first: through
-// enter() (core/spawn.hpp), or through spawn(), whose co_spawn dispatches there and relays the
+// enter() (engines/spawn.hpp), or through spawn(), whose co_spawn dispatches there and relays the
 // caller's cancellation there likewise.
 void client::async_unlock_impl(lease* l, report* diag, done_handler h)
 {
@@ -101,7 +101,7 @@ void client::async_close_impl(done_handler h)
 
 void client::async_inspect_impl(std::string name, inspect_handler h)
 {
-   // On the client's executor, like every operation (enter, core/spawn.hpp): the nodes and the
+   // On the client's executor, like every operation (enter, engines/spawn.hpp): the nodes and the
    // stopped flag live there.
    enter(core_->executor(), std::move(h),
          [core = core_, name = std::move(name)](inspect_handler h) mutable {

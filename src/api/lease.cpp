@@ -1,6 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "core/client_core.hpp"
-#include "core/spawn.hpp"
+#include "engines/spawn.hpp"
 
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/deferred.hpp>

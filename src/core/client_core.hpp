@@ -1,17 +1,16 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The client's owner of parts (DESIGN.md, "Components"): the nodes and what they share
-// (client_context), the in-process queue (local_queue), the release listener, and the acquire
-// engine, and the watchdog of its leases (watchdog.hpp). Everything here lives on the client's
-// executor.
+// (client_context), the in-process queue (local_queue), the release listener, the watchdog of its
+// leases (watchdog.hpp), and the acquisition engine (acquisition.hpp), which owns every lock
+// attempt whole. Everything here lives on the client's executor.
 #ifndef LOCKSMITH_SRC_CLIENT_CORE_HPP
 #define LOCKSMITH_SRC_CLIENT_CORE_HPP
 
-#include "engines/acquire_engine.hpp"
+#include "engines/acquisition.hpp"
 #include "engines/client_context.hpp"
 #include "engines/lease_owner.hpp"
 #include "engines/lease_state.hpp"
 #include "engines/local_queue.hpp"
-#include "engines/reentrant_holds.hpp"
 #include "transport/node.hpp"
 #include "engines/release_listener.hpp"
 #include "engines/watchdog.hpp"
@@ -35,7 +34,7 @@
 
 namespace locksmith::detail {
 
-class client_core final : public lease_owner, public std::enable_shared_from_this<client_core> {
+class client_core final : public lease_owner {
 public:
    using clock = std::chrono::steady_clock;
 
@@ -56,19 +55,16 @@ public:
    /// releases are done, at most `bound`, then stops: success, or timed_out at the bound.
    boost::asio::awaitable<error_code> close(std::chrono::milliseconds bound);
 
-   struct lock_result {
-      error_code ec;
-      lease held;
-   };
-   using lock_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
+   using lock_result = acquisition::lock_result;
+   using lock_handler = acquisition::lock_handler;
    /// Validates, queues behind the process's other contenders for the name, then acquires, and
-   /// completes `h` on its associated executor, never inside this call. `kind`: what the lease
-   /// holds; a shared kind's holder leaves the queue at once. A plain lock that no coroutine of
-   /// this process has sends its first try at once, without a coroutine; only if that try loses
-   /// does the acquisition go on as one. Cancellation (any type) through `h`'s slot:
-   /// operation_aborted, and whatever a try may have taken is released.
+   /// completes `h` on its associated executor, never inside this call (acquisition::lock).
    void lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind,
-             lock_handler h);
+             lock_handler h)
+   {
+      acquisition_.lock(std::move(name), std::move(opts), try_only, diag, std::move(kind),
+                        std::move(h));
+   }
    /// The same for any completion token.
    template <class CompletionToken = boost::asio::deferred_t>
    auto async_lock(std::string name, lock_options opts, bool try_only, report* diag,
@@ -114,29 +110,6 @@ public:
    std::vector<std::shared_ptr<node>> const& nodes() const noexcept { return ctx_.nodes; }
 
 private:
-   // The acquisition as a coroutine: from the start, or (`first`) after a first try that lock()
-   // sent and that lost, once the options were validated and the name's slot taken for it.
-   // `kind` by reference: it lives in the caller's frame, and no lease_kind temporary stands in
-   // a co_await expression (GCC 12 destroys such a temporary twice).
-   boost::asio::awaitable<lock_result> take(std::string name, lock_options opts, bool try_only,
-                                            report* diag, lease_kind const& kind,
-                                            std::shared_ptr<acquire_engine::attempt> first);
-   // take(), and the acquisition's outcome and time counted from `start`.
-   boost::asio::awaitable<lock_result> timed_take(std::string name, lock_options opts,
-                                                  bool try_only, report* diag, lease_kind kind,
-                                                  clock::time_point start,
-                                                  std::shared_ptr<acquire_engine::attempt> first);
-   // Why an acquisition of `name` is refused before any try (a bad config or options, a kind
-   // that nobody could hold), or success.
-   error_code refusal(std::string const& name, lock_options const& opts,
-                      lease_kind const& kind) const;
-   struct first_try;
-   // lock()'s first try came back: completes, or goes on with take().
-   void after_first_try(std::unique_ptr<first_try> op);
-   // Counts the outcome, then completes `h`.
-   void finish_lock(lock_handler h, clock::time_point start, lock_result r);
-   lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
-               lease_kind const& kind);
    release_listener::links listener_links();
    void halt();
 
@@ -144,9 +117,8 @@ private:
    std::shared_ptr<log_function> logger_;  // config::logger, shared by every copy of the config
    release_listener listener_;
    local_queue queue_;
-   acquire_engine acquire_;
-   reentrant_holds reentrant_;  // the reentrant holds of this process, by name
    watchdog dog_;
+   acquisition acquisition_;
 };
 
 }  // namespace locksmith::detail

@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(decision_does_not_wait_for_hung_nodes)
       BOOST_TEST(c.fakes[i]->lock_keys().empty(), "node " << i);
 }
 
-// A lock whose first try is out (sent without a coroutine: client_core::lock's fast path) and
+// A lock whose first try is out (sent without a coroutine: acquisition::lock's fast path) and
 // is cancelled completes at once with operation_aborted, not after the node timeout, leaves the
 // name's place in the process, and releases what the try took: the two nodes that said yes at
 // once, and the three hung ones once they run their backlog.

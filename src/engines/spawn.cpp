@@ -1,5 +1,5 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
-#include "core/spawn.hpp"
+#include "engines/spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>

@@ -159,6 +159,7 @@ void acquisition::lock(std::string name, lock_options opts, bool try_only, repor
       op->callers = slot;
    }
    auto to_fanout = op->to_fanout.slot();
+   // `self` holds the owner, and with it this engine, until the try is back.
    start_fanout(ctx_.ex, ctx_.nodes, std::move(call), ctx_.cfg.node_timeout,
                 fanout_handler{asio::bind_cancellation_slot(
                    to_fanout, [self = owner_.shared_from_this(), this,

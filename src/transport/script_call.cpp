@@ -29,12 +29,10 @@ void push_eval(redis::request& req, std::string_view cmd, std::string_view code,
 
 }  // namespace
 
-void push_script(redis::request& req, script_call const& c, bool by_text, bool with_pttl)
+void push_script(redis::request& req, script_call const& c, bool by_text)
 {
    if (c.code->plain) {
       req.push("SET", c.keys.at(0), c.args.at(0), "NX", "PX", c.args.at(1));
-      if (with_pttl)
-         req.push("PTTL", c.keys[0]);
    } else if (by_text) {
       push_eval(req, "EVAL", c.code->text, c.keys, c.args);
    } else {

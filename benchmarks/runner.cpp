@@ -149,6 +149,10 @@ void count_commands(run_result& out,
       out.requests = out.commands;  // no script: every command is a request
    else
       out.requests = *out.commands - (sum_calls(*after, true) - sum_calls(*before, true));
+   // Unfenced, the acquire is the client's own SET, which run_by_scripts counts as a script's (a
+   // registered waiter's try runs the script, whose SET then counts here as a request too).
+   if (out.spec.st != strategy::raw && !out.spec.fence)
+      *out.requests += calls_of(*after, "set") - calls_of(*before, "set");
 }
 
 // Sleeps through the measure phase, reporting progress.

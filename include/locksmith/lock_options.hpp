@@ -159,9 +159,9 @@ struct lock_options {
    bool fair = false;
 
    /// Mint a fencing token (lease::fencing_token()). With false the lock is taken by a plain
-   /// `SET key token NX PX ttl` (and a PTTL in the same request, for a waiter's fallback timer)
-   /// instead of the acquire script, which also keeps a fence key and reads the server's clock:
-   /// about half the server's work of a lock cycle, for callers that never pass the fence on.
+   /// `SET key token NX PX ttl` instead of the acquire script, which also keeps a fence key and
+   /// reads the server's clock: about half the server's work of a lock cycle, for callers that
+   /// never pass the fence on.
    /// The lease then has none (lease::has_fencing_token() is false, fencing_token() is 0).
    /// Everything else is as with a fence: release and renewal by the same scripts, waiting woken
    /// by the same release message, RedLock and Redis Cluster alike; fenced and unfenced leases of

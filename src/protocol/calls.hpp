@@ -36,8 +36,8 @@ acquire_call(std::string const& prefix, std::string const& name, std::string con
              std::chrono::milliseconds ttl, bool quorum, std::string const* takes_over = nullptr,
              waiter_entry const* waiter = nullptr, bool fenced = true);
 
-/// The lock without a fence (lock_options::fence = false): SET NX PX ttl of the lock key and its
-/// PTTL, plain commands (unfenced_acquire_script).
+/// The lock without a fence (lock_options::fence = false): SET NX PX ttl of the lock key, a plain
+/// command (unfenced_acquire_script).
 std::shared_ptr<script_call const> unfenced_acquire_call(std::string const& prefix,
                                                          std::string const& name,
                                                          std::string const& token,

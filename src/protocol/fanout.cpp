@@ -221,8 +221,12 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
       auto const owned = keep && keep->covers(i);
       if (owned)
          keep->work->add();
+      // The last node takes `keep` itself: a copy costs its node list (a vector<bool>).
+      std::optional<persistence> mine;
+      if (owned)
+         mine = i + 1 == nodes.size() ? std::move(keep) : keep;
       auto c = std::make_shared<node_call>(op, nodes[i], i, call, timeout, still_wanted,
-                                           owned ? keep : std::nullopt, io);
+                                           std::move(mine), io);
       c->send(timeout);
    }
 }

@@ -47,7 +47,7 @@ script const& acquire_script();
 /// each node, so that the highest fence of any quorum rises with the servers' clocks.
 script const& quorum_acquire_script();
 
-/// Not a script: `SET lock-key token NX PX ttl` and `PTTL lock-key` in one request, the lock
+/// Not a script: `SET lock-key token NX PX ttl` alone (push_script says why no PTTL), the lock
 /// without a fence (lock_options::fence = false). Its calls take the lock key and the token and
 /// ttl (ms), and its reply parses as an acquire script's (parse_acquire), with fence 0.
 script const& unfenced_acquire_script();

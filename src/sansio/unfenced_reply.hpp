@@ -8,8 +8,8 @@
 
 namespace locksmith::detail {
 
-/// Parses the unfenced acquire's reply (unfenced_acquire_script): the SET's OK or nil, then the
-/// PTTL's integer, which a call under ASKING leaves out (pttl -1, unknown). Its fence is 0, and a
+/// Parses the unfenced acquire's reply (unfenced_acquire_script): the SET's OK or nil, and a
+/// PTTL's integer if one follows (none is sent today: pttl -1, unknown). Its fence is 0, and a
 /// PTTL of -2 (the key went between the two) reads as 0. error::unexpected_reply for a server
 /// error or another shape (an acquire script's among them).
 error_code parse_unfenced_acquire(boost::redis::generic_response const& r, acquire_reply& out);

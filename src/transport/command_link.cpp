@@ -151,7 +151,7 @@ redis::request const& command_link::request_for(pending_eval& p, bool by_text) c
       // ASKING applies to the next command of the connection only: the script, right behind it.
       p.built.emplace();
       p.built->push("ASKING");
-      push_script(*p.built, *p.call, by_text, false);
+      push_script(*p.built, *p.call, by_text);
    } else {
       p.built = script;
    }

@@ -33,11 +33,12 @@ private:
 };
 
 /// Appends the call's command to `req`: EVALSHA (or EVAL with the text, `by_text`), or for the
-/// unfenced acquire (script::plain, unfenced_acquire_script) the lock key's SET NX PX and, when
-/// `with_pttl`, its PTTL for a waiter that does not get it. Under ASKING, which covers one
-/// command only, the PTTL is left out.
-void push_script(boost::redis::request& req, script_call const& call, bool by_text,
-                 bool with_pttl = true);
+/// unfenced acquire (script::plain, unfenced_acquire_script) the lock key's SET NX PX alone. No
+/// PTTL beside it: only a waiter that sleeps until the holder's key expires reads one
+/// (sleep_until_release), and such a waiter is subscribed, so its tries carry a registration,
+/// which the acquire script sends (acquire_engine::begin); a plain try's loss leaves the PTTL
+/// unknown (-1), and the fallback is the 100 ms probe, never a longer sleep.
+void push_script(boost::redis::request& req, script_call const& call, bool by_text);
 
 }  // namespace locksmith::detail
 

@@ -1,6 +1,8 @@
 // Hand-built RESP3 replies, for the unit tests of the parsers of script and command replies.
 #pragma once
 
+#include <locksmith/error.hpp>
+
 #include <boost/redis/resp3/node.hpp>
 #include <boost/redis/resp3/type.hpp>
 #include <boost/redis/response.hpp>
@@ -27,3 +29,13 @@ inline boost::redis::resp3::node number(std::string v, std::size_t depth = 0)
 }
 
 }  // namespace locksmith::test
+
+// The names that every test of a reply parser uses. Test code only: at file scope, as in
+// integration.hpp.
+using boost::redis::generic_response;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::test::number;
+using locksmith::test::resp_reply;

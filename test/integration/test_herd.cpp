@@ -100,32 +100,32 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
    locksmith::test::blocking_client listener{"127.0.0.1", std::to_string(srv.port()), 10s};
    listener.command({"SUBSCRIBE", channel});
    run(ioc, 60s, [&]() -> asio::awaitable<void> {
-         auto held = co_await s.start(subscribe(30s, 60s));
-         BOOST_TEST(s.done_now().empty());
-         // Tries before the first release: two, or three on a loaded machine, where a try may
-         // run between the confirmations of the name's channel and of the process's own.
-         std::vector<std::size_t> before;
-         for (auto const& w : s.waiters)
-            before.push_back(w->out.diag.attempts);
-         co_await s.holder.async_unlock(held);
-         for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
-            // One more waiter takes the lock, and no other moves meanwhile.
-            BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() == n; }, 10s));
-            auto* last = std::find_if(s.waiters.begin(), s.waiters.end(), [](auto const& w) {
-                            return w->done.is_set() && w->out.held.held();
-                         })->get();
-            BOOST_TEST(!last->out.ec, last->out.ec.message());
-            BOOST_TEST(srv.text({"ZCARD", waiters_key(s.name)}) ==
-                       std::to_string(s.waiters.size() - n));
-            co_await last->c.async_unlock(last->out.held);
-         }
-         for (std::size_t i = 0; i < s.waiters.size(); ++i) {
-            auto const tries = s.waiters[i]->out.diag.attempts;
-            BOOST_TEST_MESSAGE("tries of a waiter: " << before[i] << " + " << tries - before[i]);
-            BOOST_TEST(tries - before[i] == 1u);  // the one its own message caused
-         }
-         BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
-      }());
+      auto held = co_await s.start(subscribe(30s, 60s));
+      BOOST_TEST(s.done_now().empty());
+      // Tries before the first release: two, or three on a loaded machine, where a try may
+      // run between the confirmations of the name's channel and of the process's own.
+      std::vector<std::size_t> before;
+      for (auto const& w : s.waiters)
+         before.push_back(w->out.diag.attempts);
+      co_await s.holder.async_unlock(held);
+      for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
+         // One more waiter takes the lock, and no other moves meanwhile.
+         BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() == n; }, 10s));
+         auto* last = std::find_if(s.waiters.begin(), s.waiters.end(), [](auto const& w) {
+                         return w->done.is_set() && w->out.held.held();
+                      })->get();
+         BOOST_TEST(!last->out.ec, last->out.ec.message());
+         BOOST_TEST(srv.text({"ZCARD", waiters_key(s.name)}) ==
+                    std::to_string(s.waiters.size() - n));
+         co_await last->c.async_unlock(last->out.held);
+      }
+      for (std::size_t i = 0; i < s.waiters.size(); ++i) {
+         auto const tries = s.waiters[i]->out.diag.attempts;
+         BOOST_TEST_MESSAGE("tries of a waiter: " << before[i] << " + " << tries - before[i]);
+         BOOST_TEST(tries - before[i] == 1u);  // the one its own message caused
+      }
+      BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
+   }());
    srv.text({"PUBLISH", channel, "end"});
    std::vector<std::string> heard;
    for (auto m = listener.receive(); m.elements.at(2).str != "end"; m = listener.receive())

@@ -156,24 +156,24 @@ BOOST_AUTO_TEST_CASE(release_during_a_renewal_in_flight)
 {
    locksmith::client c{ioc.get_executor(), {.nodes = {srv.url()}, .node_timeout = 5ms}};
    run(ioc, 30s, [&]() -> asio::awaitable<void> {
-         int lost = 0;
-         for (int i = 0; i < 40; ++i) {
-            auto const name = unique_key();
-            auto l = co_await c.async_lock(name, {.ttl = 60ms, .drift = 1ms});
-            // Renewals run every 20 ms; release at staggered moments to land on one in flight.
-            co_await sleep(std::chrono::microseconds{19'000 + 50 * i});
-            auto [ec] = co_await c.async_unlock(l, tuple);
-            if (ec == locksmith::error::lease_lost) {
-               ++lost;  // a loaded machine held a renewal past the 60 ms TTL: nothing to see
-               continue;
-            }
-            BOOST_TEST(!ec, "unlock " << i << ": " << ec.message());
-            co_await sleep(80ms);  // longer than the TTL: a renewal after the release would show
-            BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-            BOOST_TEST(!l.lost());
+      int lost = 0;
+      for (int i = 0; i < 40; ++i) {
+         auto const name = unique_key();
+         auto l = co_await c.async_lock(name, {.ttl = 60ms, .drift = 1ms});
+         // Renewals run every 20 ms; release at staggered moments to land on one in flight.
+         co_await sleep(std::chrono::microseconds{19'000 + 50 * i});
+         auto [ec] = co_await c.async_unlock(l, tuple);
+         if (ec == locksmith::error::lease_lost) {
+            ++lost;  // a loaded machine held a renewal past the 60 ms TTL: nothing to see
+            continue;
          }
-         BOOST_TEST(lost <= 20, lost << " of 40 leases lost before their release");
-      }());
+         BOOST_TEST(!ec, "unlock " << i << ": " << ec.message());
+         co_await sleep(80ms);  // longer than the TTL: a renewal after the release would show
+         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+         BOOST_TEST(!l.lost());
+      }
+      BOOST_TEST(lost <= 20, lost << " of 40 leases lost before their release");
+   }());
 }
 
 // At max_hold renewal stops and the lease is lost, but the key stays ours until the holder,

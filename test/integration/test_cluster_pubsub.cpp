@@ -13,10 +13,7 @@ namespace test_cluster_pubsub {
 
 namespace {
 
-using locksmith::test::calls_of;
-using locksmith::test::cluster_fixture;
-using locksmith::test::outcome;
-using locksmith::test::wait_for_lock;
+using namespace locksmith::test;
 
 // Client a holds `name` (TTL 30 s) while client b waits for it (subscribe, `wait`). Once b is
 // sharded-subscribed at master `first` and has tried twice, `meanwhile` runs and names the master

@@ -17,10 +17,7 @@
 
 namespace test_herd {
 
-using locksmith::test::outcome;
-using locksmith::test::subscribe;
-using locksmith::test::subscribe_fixture;
-using locksmith::test::wait_for_lock;
+using namespace locksmith::test;
 
 namespace {
 

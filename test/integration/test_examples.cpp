@@ -21,7 +21,12 @@ namespace test_examples {
 
 namespace utf = boost::unit_test;
 using namespace std::chrono_literals;
-using namespace locksmith::test;
+using locksmith::test::fence_key;
+using locksmith::test::lock_key;
+using locksmith::test::needs_redis_server;
+using locksmith::test::poll_until;
+using locksmith::test::redis_server;
+using locksmith::test::spawned_process;
 
 namespace {
 

@@ -30,8 +30,9 @@ inline boost::redis::resp3::node number(std::string v, std::size_t depth = 0)
 
 }  // namespace locksmith::test
 
-// The names that every test of a reply parser uses. Test code only: at file scope, as in
-// integration.hpp.
+// The names that the tests of reply parsers use: `using namespace locksmith::test::resp_names;` in
+// the test's own namespace, not at file scope, which a unity build shares between files.
+namespace locksmith::test::resp_names {
 using boost::redis::generic_response;
 using boost::redis::resp3::node;
 using boost::redis::resp3::type;
@@ -39,3 +40,4 @@ using locksmith::error;
 using locksmith::error_code;
 using locksmith::test::number;
 using locksmith::test::resp_reply;
+}  // namespace locksmith::test::resp_names

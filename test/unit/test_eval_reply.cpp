@@ -22,6 +22,11 @@ namespace test_eval_reply {
 namespace {
 
 using namespace std::chrono_literals;
+using boost::redis::generic_response;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
+using locksmith::error;
+using locksmith::error_code;
 using namespace locksmith::detail;
 namespace asio_error = boost::asio::error;
 using action = eval_step::action;
@@ -38,6 +43,8 @@ constexpr char const* wrapped_denial =
    "ERR Error running script (call to f_bd6f3018b28bbdb36260f19d3c44afed740db987): "
    "@user_script:1: @user_script: 1: The user executing the script can't run this command or "
    "subcommand ";
+
+using locksmith::test::number;
 
 // The acquire script's `{flag, value}`, then what else the request read (a WAIT's count).
 generic_response acquired(std::string flag, std::string value, std::vector<node> more = {})

@@ -20,6 +20,7 @@ namespace test_inspection {
 
 namespace {
 
+using namespace locksmith::test::resp_names;
 using locksmith::holder_info;
 using locksmith::inspection;
 using locksmith::lock_kind;

@@ -19,8 +19,14 @@ namespace test_replicas {
 namespace {
 
 using namespace std::chrono_literals;
+using boost::redis::generic_response;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
 using locksmith::config;
 using namespace locksmith::detail;
+
+using locksmith::test::number;
+using locksmith::test::resp_reply;
 
 // The acquire script's `{flag, value}`, then what else the request read.
 generic_response acquire_then(std::string flag, std::string value, std::vector<node> more)

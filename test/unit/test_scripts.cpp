@@ -21,6 +21,7 @@ namespace test_scripts {
 
 namespace {
 
+using namespace locksmith::test::resp_names;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::ownership;
 

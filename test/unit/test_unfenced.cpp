@@ -22,6 +22,7 @@ namespace test_unfenced {
 
 namespace {
 
+using namespace locksmith::test::resp_names;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::parse_unfenced_acquire;
 

@@ -281,6 +281,18 @@ renewal_spec plan_renewal(options const& o)
    return r;
 }
 
+// The mutex and cluster scenarios, on servers of their own, take the same options: --json,
+// --no-fence, and --duration in whole seconds.
+template <class Plan>
+Plan plan_of_servers(options const& o)
+{
+   Plan p{.json = o.json, .fence = !o.no_fence};
+   if (!o.duration.empty())
+      p.duration =
+         std::chrono::duration_cast<std::chrono::seconds>(duration_of(o.duration, "--duration"));
+   return p;
+}
+
 std::string describe(run_spec const& r)
 {
    return std::string{name_of(r.sc)} + "/" + std::string{name_of(r.st)} +
@@ -466,20 +478,10 @@ int main(int argc, char** argv)
       }
       if (quorum)
          sane = run_quorum(*quorum) && sane;
-      if (wanted(o, "mutex")) {
-         mutex_plan m{.json = o.json, .fence = !o.no_fence};
-         if (!o.duration.empty())
-            m.duration = std::chrono::duration_cast<std::chrono::seconds>(
-               duration_of(o.duration, "--duration"));
-         sane = run_mutex(m) && sane;
-      }
-      if (wanted(o, "cluster")) {
-         cluster_plan c{.json = o.json, .fence = !o.no_fence};
-         if (!o.duration.empty())
-            c.duration = std::chrono::duration_cast<std::chrono::seconds>(
-               duration_of(o.duration, "--duration"));
-         sane = run_cluster(c) && sane;
-      }
+      if (wanted(o, "mutex"))
+         sane = run_mutex(plan_of_servers<mutex_plan>(o)) && sane;
+      if (wanted(o, "cluster"))
+         sane = run_cluster(plan_of_servers<cluster_plan>(o)) && sane;
       if (wanted(o, "threads")) {
          threads_plan t{.json = o.json};
          if (o.workers > 0)

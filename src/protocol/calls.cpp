@@ -12,6 +12,23 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// A call's keys and arguments, built in place (an initializer list would copy each string once
+// more) in vectors with room for `nkeys` and `nargs` of them.
+struct call_lists {
+   std::vector<std::string> keys, args;
+
+   call_lists(std::size_t nkeys, std::size_t nargs)
+   {
+      keys.reserve(nkeys);
+      args.reserve(nargs);
+   }
+
+   std::shared_ptr<script_call const> call(script const& code) &&
+   {
+      return std::make_shared<script_call>(code, std::move(keys), std::move(args));
+   }
+};
+
 // The acquire and extend scripts take the same keys and arguments for each lease.
 void add_lease(std::vector<std::string>& keys, std::vector<std::string>& args,
                std::string const& prefix, std::string const& name, std::string const& token,
@@ -31,47 +48,39 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
                                                 bool quorum, std::string const* takes_over,
                                                 waiter_entry const* waiter, bool fenced)
 {
-   std::vector<std::string> keys, args;
-   keys.reserve(3);
-   args.reserve(7);
-   add_lease(keys, args, prefix, name, token, ttl);
+   call_lists l{3, 7};
+   add_lease(l.keys, l.args, prefix, name, token, ttl);
    if (!fenced)
-      args.back() = "0";
+      l.args.back() = "0";
    if (takes_over || waiter)
-      args.push_back(takes_over ? *takes_over : std::string{});
+      l.args.push_back(takes_over ? *takes_over : std::string{});
    if (waiter) {
-      keys.push_back(waiters_key(prefix, name));
-      args.push_back(*waiter->id);
-      args.push_back(std::to_string(std::max<long long>(1, waiter->life.count())));
-      args.push_back(waiter->registered ? "1" : "0");
+      l.keys.push_back(waiters_key(prefix, name));
+      l.args.push_back(*waiter->id);
+      l.args.push_back(std::to_string(std::max<long long>(1, waiter->life.count())));
+      l.args.push_back(waiter->registered ? "1" : "0");
    }
-   return std::make_shared<script_call>(quorum ? quorum_acquire_script() : acquire_script(),
-                                        std::move(keys), std::move(args));
+   return std::move(l).call(quorum ? quorum_acquire_script() : acquire_script());
 }
 
 std::shared_ptr<script_call const> unfenced_acquire_call(std::string const& prefix,
                                                          std::string const& name,
                                                          std::string const& token, milliseconds ttl)
 {
-   std::vector<std::string> keys, args;
-   keys.reserve(1);
-   keys.push_back(lock_key(prefix, name));
-   args.reserve(2);
-   args.push_back(token);
-   args.push_back(std::to_string(ttl.count()));
-   return std::make_shared<script_call>(unfenced_acquire_script(), std::move(keys),
-                                        std::move(args));
+   call_lists l{1, 2};
+   l.keys.push_back(lock_key(prefix, name));
+   l.args.push_back(token);
+   l.args.push_back(std::to_string(ttl.count()));
+   return std::move(l).call(unfenced_acquire_script());
 }
 
 std::shared_ptr<script_call const> extend_call(std::string const& prefix,
                                                std::span<extension const> leases)
 {
-   std::vector<std::string> keys, args;
-   keys.reserve(2 * leases.size());
-   args.reserve(3 * leases.size());
-   for (auto const& l : leases)
-      add_lease(keys, args, prefix, *l.name, *l.token, l.ttl);
-   return std::make_shared<script_call>(extend_script(), std::move(keys), std::move(args));
+   call_lists l{2 * leases.size(), 3 * leases.size()};
+   for (auto const& e : leases)
+      add_lease(l.keys, l.args, prefix, *e.name, *e.token, e.ttl);
+   return std::move(l).call(extend_script());
 }
 
 std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::string const& name,
@@ -84,18 +93,15 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::s
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, bool waiters)
 {
-   // Built in place: an initializer list would copy each string once more.
-   std::vector<std::string> keys, args;
-   keys.reserve(2);
-   keys.push_back(lock_key(prefix, name));
-   args.reserve(3);
-   args.push_back(token);
-   args.push_back(release_channel(prefix, name));
+   call_lists l{2, 3};
+   l.keys.push_back(lock_key(prefix, name));
+   l.args.push_back(token);
+   l.args.push_back(release_channel(prefix, name));
    if (waiters) {
-      keys.push_back(waiters_key(prefix, name));
-      args.emplace_back(handoff_prefix);
+      l.keys.push_back(waiters_key(prefix, name));
+      l.args.emplace_back(handoff_prefix);
    }
-   return std::make_shared<script_call>(release_script(), std::move(keys), std::move(args));
+   return std::move(l).call(release_script());
 }
 
 }  // namespace locksmith::detail

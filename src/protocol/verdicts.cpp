@@ -42,6 +42,17 @@ bool sinks_quorum(fanout_result const& r, error e)
    return static_cast<std::size_t>(failed) > r.nodes.size() - needed(r);
 }
 
+// Why the failed calls lost, when nothing else did: writes short of replicas when they alone
+// sink the quorum, else a server error if any node replied one, else a passing failure.
+error_code failed_calls_reason(fanout_result const& r)
+{
+   if (sinks_quorum(r, error::not_enough_replicas))
+      return error::not_enough_replicas;
+   if (r.server_error())
+      return error::unexpected_reply;
+   return error::quorum_unreachable;
+}
+
 }  // namespace
 
 error_code lost_reason(fanout_result const& r)
@@ -50,11 +61,7 @@ error_code lost_reason(fanout_result const& r)
       return ec;
    if (r.count(vote::no) > 0)
       return error::lock_taken;
-   if (sinks_quorum(r, error::not_enough_replicas))
-      return error::not_enough_replicas;
-   if (r.server_error())
-      return error::unexpected_reply;
-   return error::quorum_unreachable;
+   return failed_calls_reason(r);
 }
 
 error_code ownership_result(fanout_result const& r)
@@ -71,11 +78,7 @@ error_code ownership_result(fanout_result const& r)
    }
    if (auto ec = lasting_failure(r))
       return ec;
-   if (sinks_quorum(r, error::not_enough_replicas))
-      return error::not_enough_replicas;
-   if (r.server_error())
-      return error::unexpected_reply;
-   return error::quorum_unreachable;
+   return failed_calls_reason(r);
 }
 
 bool split_among_waiters(fanout_result const& r)

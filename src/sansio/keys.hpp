@@ -32,15 +32,21 @@ inline std::string release_channel(std::string_view prefix, std::string_view nam
    return lock_key(prefix, name, ":released");
 }
 
+/// `head:tail`, in one allocation: a waiter's channel and id (below).
+inline std::string colon_joined(std::string_view head, std::string_view tail)
+{
+   std::string s;
+   s.reserve(head.size() + 1 + tail.size());
+   s.append(head).append(":").append(tail);
+   return s;
+}
+
 /// A waiting process's own release channel for the name: the release channel, ':' and the
 /// process's tag (release_listener::tag()). release.lua publishes there the message that names a
 /// waiter whose id is `...:tag` (waiter_id), so that only that process wakes to read it.
 inline std::string waiter_channel(std::string_view release_channel, std::string_view tag)
 {
-   std::string c;
-   c.reserve(release_channel.size() + 1 + tag.size());
-   c.append(release_channel).append(":").append(tag);
-   return c;
+   return colon_joined(release_channel, tag);
 }
 
 /// A waiter's id as registered among the waiters: the attempt's own random part, ':' and its
@@ -49,10 +55,7 @@ inline std::string waiter_channel(std::string_view release_channel, std::string_
 /// the least member among equal scores, which must not be always the same process's.
 inline std::string waiter_id(std::string_view tag, std::string_view attempt)
 {
-   std::string id;
-   id.reserve(attempt.size() + 1 + tag.size());
-   id.append(attempt).append(":").append(tag);
-   return id;
+   return colon_joined(attempt, tag);
 }
 
 /// The plain lock's waiting processes, a sorted set of waiter id → expiry (ms, server clock), so

@@ -204,23 +204,9 @@ void cluster_node::unsubscribe(std::string const& channel)
    run(shards_.unsubscribe(channel), true);
 }
 
-void cluster_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                        std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
-{
-   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
-}
-
-void cluster_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
-                                       std::chrono::milliseconds timeout,
-                                       std::function<bool()> still_wanted,
-                                       std::function<void(node_reply&&)> done)
-{
-   begin(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
-}
-
-void cluster_node::begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
-                         bool even_if_silent)
+void cluster_node::do_eval(std::shared_ptr<script_call const> call,
+                           std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                           std::function<void(node_reply&&)> done, bool even_if_silent)
 {
    auto const now = clock::now();
    // A release publishes with SPUBLISH on a cluster: the script's sharded twin, same arguments.

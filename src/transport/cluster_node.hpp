@@ -60,12 +60,6 @@ public:
    void start(push_handler on_push) override;
    void stop() override;
 
-   void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-             std::function<bool()> still_wanted, std::function<void(node_reply&&)> done) override;
-   void eval_even_if_silent(std::shared_ptr<script_call const> call,
-                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
-                            std::function<void(node_reply&&)> done) override;
-
    void on_reroute(std::function<void()> f) override { on_reroute_ = std::move(f); }
 
    void subscribe(std::string const& channel) override;
@@ -103,9 +97,9 @@ private:
       std::shared_ptr<redis_node> at;  // the master it was sent to last: only its reply counts
       bool finished = false;           // `done` ran
    };
-   void begin(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-              std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
-              bool even_if_silent);
+   void do_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                bool even_if_silent) override;
    void route(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> to, bool asking);
    void on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redis_node> from, node_reply&& r);
    std::shared_ptr<redis_node> master_for(endpoint const& e);

@@ -47,19 +47,20 @@ public:
    /// On NOSCRIPT the script's text is sent, but only if `still_wanted()` says so: an acquire
    /// fallback sent after the caller gave up would land behind the release it sent meanwhile, and
    /// take a key that nobody releases.
-   virtual void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                     std::function<bool()> still_wanted,
-                     std::function<void(node_reply&&)> done) = 0;
+   void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+             std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
+   {
+      do_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), false);
+   }
 
    /// As eval, but written even while the node is silent (a call of ours timed out and it has not
    /// answered since), when eval refuses calls at once: a release of a key that the node may hold
    /// must land behind the acquire that set it, whenever the node answers again.
-   virtual void eval_even_if_silent(std::shared_ptr<script_call const> call,
-                                    std::chrono::milliseconds timeout,
-                                    std::function<bool()> still_wanted,
-                                    std::function<void(node_reply&&)> done)
+   void eval_even_if_silent(std::shared_ptr<script_call const> call,
+                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                            std::function<void(node_reply&&)> done)
    {
-      eval(std::move(call), timeout, std::move(still_wanted), std::move(done));
+      do_eval(std::move(call), timeout, std::move(still_wanted), std::move(done), true);
    }
 
    /// Subscribes to the channel on the node's subscriber connection, which restores it after a
@@ -95,6 +96,13 @@ public:
    /// server failed (NOPERM ...)"), or an empty `why`. Such a node is quarantined until they can
    /// be.
    virtual judge_failure unjudged() const { return {}; }
+
+protected:
+   /// eval (`even_if_silent` false) and eval_even_if_silent (true): what a node implements. One
+   /// that never turns silent (a fake) may ignore `even_if_silent`.
+   virtual void do_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                        std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                        bool even_if_silent) = 0;
 };
 
 }  // namespace locksmith::detail

@@ -57,20 +57,13 @@ void redis_node::follow_master()
    sub_->drop();
 }
 
-void redis_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                      std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
+void redis_node::do_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                         bool even_if_silent)
 {
    cmd_->eval(std::move(call), timeout, std::move(still_wanted), std::move(done),
-              command_link::send_mode::gated);
-}
-
-void redis_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
-                                     std::chrono::milliseconds timeout,
-                                     std::function<bool()> still_wanted,
-                                     std::function<void(node_reply&&)> done)
-{
-   cmd_->eval(std::move(call), timeout, std::move(still_wanted), std::move(done),
-              command_link::send_mode::even_if_silent);
+              even_if_silent ? command_link::send_mode::even_if_silent
+                             : command_link::send_mode::gated);
 }
 
 void redis_node::eval_asking(std::shared_ptr<script_call const> call,

@@ -44,12 +44,6 @@ public:
    /// Stops every loop; pending calls complete with an error.
    void stop() override;
 
-   void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-             std::function<bool()> still_wanted, std::function<void(node_reply&&)> done) override;
-   void eval_even_if_silent(std::shared_ptr<script_call const> call,
-                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
-                            std::function<void(node_reply&&)> done) override;
-
    /// As eval_even_if_silent, with ASKING before the script in the same request: what a Redis
    /// Cluster's ASK redirection asks for, the slot being migrated to this node.
    void eval_asking(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
@@ -96,6 +90,9 @@ public:
 
 private:
    friend struct node_fleet;
+   void do_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                bool even_if_silent) override;
    void on_command_connection();
    void learn_uptime(unsigned connection);
    void judged(unsigned connection, run_judgement j, std::optional<std::string_view> mark);

@@ -48,20 +48,15 @@ void sentinel_node::stop()
    inner_->stop();
 }
 
-void sentinel_node::eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                         std::function<bool()> still_wanted, std::function<void(node_reply&&)> done)
+void sentinel_node::do_eval(std::shared_ptr<script_call const> call,
+                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
+                            std::function<void(node_reply&&)> done, bool even_if_silent)
 {
    auto d = keeping(call, std::move(done));
-   inner_->eval(std::move(call), timeout, std::move(still_wanted), std::move(d));
-}
-
-void sentinel_node::eval_even_if_silent(std::shared_ptr<script_call const> call,
-                                        std::chrono::milliseconds timeout,
-                                        std::function<bool()> still_wanted,
-                                        std::function<void(node_reply&&)> done)
-{
-   auto d = keeping(call, std::move(done));
-   inner_->eval_even_if_silent(std::move(call), timeout, std::move(still_wanted), std::move(d));
+   if (even_if_silent)
+      inner_->eval_even_if_silent(std::move(call), timeout, std::move(still_wanted), std::move(d));
+   else
+      inner_->eval(std::move(call), timeout, std::move(still_wanted), std::move(d));
 }
 
 std::function<void(node_reply&&)>

@@ -32,12 +32,6 @@ public:
    void start(push_handler on_push) override;
    void stop() override;
 
-   void eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-             std::function<bool()> still_wanted, std::function<void(node_reply&&)> done) override;
-   void eval_even_if_silent(std::shared_ptr<script_call const> call,
-                            std::chrono::milliseconds timeout, std::function<bool()> still_wanted,
-                            std::function<void(node_reply&&)> done) override;
-
    void on_reroute(std::function<void()> f) override { on_reroute_ = std::move(f); }
    void subscribe(std::string const& channel) override { inner_->subscribe(channel); }
    void unsubscribe(std::string const& channel) override { inner_->unsubscribe(channel); }
@@ -47,6 +41,9 @@ public:
    judge_failure unjudged() const override { return inner_->unjudged(); }
 
 private:
+   void do_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,
+                bool even_if_silent) override;
    std::function<void(node_reply&&)> keeping(std::shared_ptr<script_call const> const& call,
                                              std::function<void(node_reply&&)> done);
    void send_releases_again();

@@ -17,6 +17,12 @@ cli_process::cli_process(std::vector<std::string> args)
     : spawned_process(LOCKSMITH_CLI_PATH, std::move(args))
 {}
 
+cli_process::cli_process(std::vector<std::string> args, temp_dir const& dir)
+    : cli_process(std::move(args))
+{
+   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), err());
+}
+
 std::vector<std::string> exec_args(redis_server const& srv, std::string const& key,
                                    std::vector<std::string> options,
                                    std::vector<std::string> const& command)

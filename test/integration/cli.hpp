@@ -31,6 +31,17 @@ using locksmith::test::spawned_process;
 class cli_process : public spawned_process {
 public:
    explicit cli_process(std::vector<std::string> args);
+   /// The same, returning once the command it runs said so (created `ready` in `dir`, as
+   /// hold_until and trap_term do); the case stops, with the tool's stderr, if it never does.
+   cli_process(std::vector<std::string> args, temp_dir const& dir);
+};
+
+// What most tests of the tool start with: a server, a directory for the files of the commands it
+// runs, and a lock name of the test's own.
+struct cli_fixture {
+   redis_server srv;
+   temp_dir dir;
+   std::string const key = unique_key();
 };
 
 // `locksmith exec --redis URL --key KEY <options...> -- <command...>`

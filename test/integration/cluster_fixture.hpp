@@ -15,15 +15,12 @@
 
 namespace locksmith::test {
 
-struct cluster_fixture {
+struct cluster_fixture : context_fixture {
    cluster_group cluster;
-   asio::io_context ioc;
 
    explicit cluster_fixture(bool with_replicas = false)
        : cluster{3, with_replicas}
    {}
-
-   void teardown() { locksmith::test::expect_no_work_left(ioc); }
 
    // A generous node timeout: a loaded 2-core machine.
    locksmith::config cfg() const { return test_config({cluster.url()}, 1s); }

@@ -49,7 +49,7 @@ error_code lock_once(server_fixture& f, locksmith::config cfg, locksmith::report
       std::tie(ec, std::ignore) =
          co_await c.async_lock(unique_key(), {.ttl = 10s, .wait = 20s, .diag = &diag}, tuple);
    };
-   run(f.ioc, attempt(), 30s);
+   run(f.ioc, 30s, attempt());
    return ec;
 }
 
@@ -60,33 +60,29 @@ BOOST_FIXTURE_TEST_SUITE(acl, server_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(a_user_limited_to_the_lock_can_lock_renew_wait_and_unlock)
 {
    add_user(*this, "locker", lock_rules());
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client holder{ioc.get_executor(), user_config(*this, "locker", password)};
-         locksmith::client waiter{ioc.get_executor(), user_config(*this, "locker", password)};
-         locksmith::report diag;
-         auto [ec, l] = co_await holder.async_lock(name, {.ttl = 600ms, .diag = &diag}, tuple);
-         BOOST_REQUIRE_MESSAGE(!ec, ec.message() << " " << diag.message());
-         auto [xec] = co_await holder.async_extend(l, 900ms, tuple);
-         BOOST_TEST(!xec, xec.message());
-         // The waiter sleeps on the release channel; the watchdog renews meanwhile, past the TTL.
-         auto waited = asio::co_spawn(
-            ioc,
-            waiter.async_lock(name, {.ttl = 10s, .wait = 10s}, asio::as_tuple(asio::use_awaitable)),
-            asio::deferred);
-         co_await sleep(2s);
-         BOOST_TEST(!l.lost());
-         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "1");
-         auto [uec] = co_await holder.async_unlock(l, tuple);
-         BOOST_TEST(!uec, uec.message());
-         auto [wec, wl] = co_await std::move(waited);
-         BOOST_TEST(!wec, wec.message());
-         auto [wuec] = co_await waiter.async_unlock(wl, tuple);
-         BOOST_TEST(!wuec, wuec.message());
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      locksmith::client holder{ioc.get_executor(), user_config(*this, "locker", password)};
+      locksmith::client waiter{ioc.get_executor(), user_config(*this, "locker", password)};
+      locksmith::report diag;
+      auto [ec, l] = co_await holder.async_lock(name, {.ttl = 600ms, .diag = &diag}, tuple);
+      BOOST_REQUIRE_MESSAGE(!ec, ec.message() << " " << diag.message());
+      auto [xec] = co_await holder.async_extend(l, 900ms, tuple);
+      BOOST_TEST(!xec, xec.message());
+      // The waiter sleeps on the release channel; the watchdog renews meanwhile, past the TTL.
+      auto waited = asio::co_spawn(
+         ioc,
+         waiter.async_lock(name, {.ttl = 10s, .wait = 10s}, asio::as_tuple(asio::use_awaitable)),
+         asio::deferred);
+      co_await sleep(2s);
+      BOOST_TEST(!l.lost());
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "1");
+      auto [uec] = co_await holder.async_unlock(l, tuple);
+      BOOST_TEST(!uec, uec.message());
+      auto [wec, wl] = co_await std::move(waited);
+      BOOST_TEST(!wec, wec.message());
+      auto [wuec] = co_await waiter.async_unlock(wl, tuple);
+      BOOST_TEST(!wuec, wuec.message());
+   }());
    BOOST_TEST(locksmith::test::acl_denials(srv) == "",
               "denied: " << locksmith::test::acl_denials(srv));
 }
@@ -98,25 +94,21 @@ BOOST_AUTO_TEST_CASE(a_wrong_password_fails_at_once_with_auth_failed)
    // commands queued behind a refused HELLO; a default user that is on would run them.) The
    // server helper is the default user: from here on, only clients that log in talk to it.
    BOOST_REQUIRE(srv.text({"ACL", "SETUSER", "default", "off"}) == "OK");
-   auto const name = unique_key();
    error_code ec;
    locksmith::report diag;
    clock_type::duration took{};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client c{ioc.get_executor(), user_config(*this, "locker", "not-the-password")};
-         auto const t0 = clock_type::now();
-         std::tie(ec, std::ignore) =
-            co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &diag}, tuple);
-         took = clock_type::now() - t0;
-         // Nothing was taken: the right password gets the lock at once.
-         locksmith::client good{ioc.get_executor(), user_config(*this, "locker", password)};
-         auto [gec, l] = co_await good.async_try_lock(name, {.ttl = 10s}, tuple);
-         BOOST_TEST(!gec, gec.message());
-         co_await good.async_unlock(l, tuple);
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      locksmith::client c{ioc.get_executor(), user_config(*this, "locker", "not-the-password")};
+      auto const t0 = clock_type::now();
+      std::tie(ec, std::ignore) =
+         co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &diag}, tuple);
+      took = clock_type::now() - t0;
+      // Nothing was taken: the right password gets the lock at once.
+      locksmith::client good{ioc.get_executor(), user_config(*this, "locker", password)};
+      auto [gec, l] = co_await good.async_try_lock(name, {.ttl = 10s}, tuple);
+      BOOST_TEST(!gec, gec.message());
+      co_await good.async_unlock(l, tuple);
+   }());
    BOOST_TEST(ec == error::auth_failed, ec.message());
    BOOST_TEST(took < 5s);
    auto const m = diag.message();
@@ -210,65 +202,61 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
       };
       return c;
    };
-   auto const name = unique_key();
    // A plain exec's lock: the writer of a read-write lock.
    auto const held = locksmith::lock_options{.ttl = 10s, .wait = 10s, .renew = false};
    auto const second = locksmith::lock_options{.ttl = 10s, .wait = 1s, .renew = false};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client holder{ioc.get_executor(), as("locker")};
-         locksmith::report diag;
-         auto [hec, hl] = co_await holder.async_write_lock(name, with_report(held, diag), tuple);
-         BOOST_REQUIRE_MESSAGE(!hec, hec.message() << ": " << diag.message());
-         for (int i = 0; i < 3; ++i)
-            servers[i]->restart();
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      locksmith::client holder{ioc.get_executor(), as("locker")};
+      locksmith::report diag;
+      auto [hec, hl] = co_await holder.async_write_lock(name, with_report(held, diag), tuple);
+      BOOST_REQUIRE_MESSAGE(!hec, hec.message() << ": " << diag.message());
+      for (int i = 0; i < 3; ++i)
+         servers[i]->restart();
 
-         {  // Without +info: refused at once, and told why.
-            locksmith::client careless{ioc.get_executor(), as("no-info")};
-            locksmith::report d;
-            auto const t0 = clock_type::now();
-            auto [ec, l] = co_await careless.async_write_lock(name, with_report(second, d), tuple);
-            BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
-            BOOST_TEST((clock_type::now() - t0 < second.wait), "not at once");
-            std::size_t denied = 0;
-            for (auto const& n : d.nodes)
-               if (n.message.find("INFO server failed (NOPERM") != std::string::npos) {
-                  ++denied;
-                  BOOST_TEST(n.node.starts_with("redis://no-info:***@127.0.0.1:"), n.node);
-                  BOOST_TEST(n.message.find("'info'") != std::string::npos, n.message);
-                  BOOST_TEST((n.ec == error::auth_failed));
-               }
-            BOOST_TEST(denied >= 3u, d.message());  // the vote of each node that said yes
-            BOOST_TEST_MESSAGE("without +info: " << ec.message() << ": " << d.message());
-            if (!ec)
-               co_await careless.async_unlock(l, tuple);
-            co_await careless.async_close(tuple);
-         }
-         BOOST_TEST(!errors.empty());
-         for (auto const& e : errors)
-            BOOST_TEST((e.find("INFO server failed (NOPERM") != std::string::npos &&
-                        e.find("redis://no-info:***@127.0.0.1:") == 0),
-                       e);
+      {  // Without +info: refused at once, and told why.
+         locksmith::client careless{ioc.get_executor(), as("no-info")};
+         locksmith::report d;
+         auto const t0 = clock_type::now();
+         auto [ec, l] = co_await careless.async_write_lock(name, with_report(second, d), tuple);
+         BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
+         BOOST_TEST((clock_type::now() - t0 < second.wait), "not at once");
+         std::size_t denied = 0;
+         for (auto const& n : d.nodes)
+            if (n.message.find("INFO server failed (NOPERM") != std::string::npos) {
+               ++denied;
+               BOOST_TEST(n.node.starts_with("redis://no-info:***@127.0.0.1:"), n.node);
+               BOOST_TEST(n.message.find("'info'") != std::string::npos, n.message);
+               BOOST_TEST((n.ec == error::auth_failed));
+            }
+         BOOST_TEST(denied >= 3u, d.message());  // the vote of each node that said yes
+         BOOST_TEST_MESSAGE("without +info: " << ec.message() << ": " << d.message());
+         if (!ec)
+            co_await careless.async_unlock(l, tuple);
+         co_await careless.async_close(tuple);
+      }
+      BOOST_TEST(!errors.empty());
+      for (auto const& e : errors)
+         BOOST_TEST((e.find("INFO server failed (NOPERM") != std::string::npos &&
+                     e.find("redis://no-info:***@127.0.0.1:") == 0),
+                    e);
 
-         {  // The README's line: the restarted nodes sit out their quarantine.
-            locksmith::client second_client{ioc.get_executor(), as("locker")};
-            locksmith::report d;
-            auto [ec, l] =
-               co_await second_client.async_write_lock(name, with_report(second, d), tuple);
-            BOOST_TEST(ec, "the held lock was handed out");
-            BOOST_TEST(d.message().find("in restart quarantine") != std::string::npos, d.message());
-            BOOST_TEST_MESSAGE("README's line: " << ec.message() << ": " << d.message());
-            if (!ec)
-               co_await second_client.async_unlock(l, tuple);
-            co_await second_client.async_close(tuple);
-         }
-         // Its key lives on 2 of the 5 nodes: the unlock finds it gone from a majority.
-         auto [uec] = co_await holder.async_unlock(hl, tuple);
-         BOOST_TEST((!uec || uec == error::lease_expired), uec.message());
-         co_await holder.async_close(tuple);
-      }(),
-      60s);
+      {  // The README's line: the restarted nodes sit out their quarantine.
+         locksmith::client second_client{ioc.get_executor(), as("locker")};
+         locksmith::report d;
+         auto [ec, l] =
+            co_await second_client.async_write_lock(name, with_report(second, d), tuple);
+         BOOST_TEST(ec, "the held lock was handed out");
+         BOOST_TEST(d.message().find("in restart quarantine") != std::string::npos, d.message());
+         BOOST_TEST_MESSAGE("README's line: " << ec.message() << ": " << d.message());
+         if (!ec)
+            co_await second_client.async_unlock(l, tuple);
+         co_await second_client.async_close(tuple);
+      }
+      // Its key lives on 2 of the 5 nodes: the unlock finds it gone from a majority.
+      auto [uec] = co_await holder.async_unlock(hl, tuple);
+      BOOST_TEST((!uec || uec == error::lease_expired), uec.message());
+      co_await holder.async_close(tuple);
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

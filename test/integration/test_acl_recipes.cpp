@@ -134,27 +134,24 @@ BOOST_AUTO_TEST_CASE(every_primitive_works_through_its_recipe)
    add_user(srv, "locker", lt::acl_rules(password, {lt::recipe_primitives}));
    add_user(srv, "lock-only", lt::acl_rules(password));
    auto const url = as_user(srv.url(), "locker");
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client a{ioc.get_executor(), test_config({url})};
-         locksmith::client b{ioc.get_executor(), test_config({url})};
-         for (auto const& p : every_primitive(unique_key() + "/"))
-            co_await hand_over(a, b, p);
-         co_await a.async_close();
-         co_await b.async_close();
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      locksmith::client a{ioc.get_executor(), test_config({url})};
+      locksmith::client b{ioc.get_executor(), test_config({url})};
+      for (auto const& p : every_primitive(unique_key() + "/"))
+         co_await hand_over(a, b, p);
+      co_await a.async_close();
+      co_await b.async_close();
 
-         locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
-         locksmith::report d;
-         auto [ec, l] =
-            co_await bare.async_acquire_permit(unique_key(), 1, with_report(opts, d), tuple);
-         BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
-         // The attempt's release is denied too, and a denial is final: nothing is left for a
-         // graceful close to wait for (it timed out, sending the release again until the TTL).
-         auto [cec] = co_await bare.async_close(tuple);
-         BOOST_TEST(!cec, "close: " << cec.message());
-      }(),
-      90s);
+      locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
+      locksmith::report d;
+      auto [ec, l] =
+         co_await bare.async_acquire_permit(unique_key(), 1, with_report(opts, d), tuple);
+      BOOST_TEST(ec == error::auth_failed, ec.message() << ": " << d.message());
+      // The attempt's release is denied too, and a denial is final: nothing is left for a
+      // graceful close to wait for (it timed out, sending the release again until the TTL).
+      auto [cec] = co_await bare.async_close(tuple);
+      BOOST_TEST(!cec, "close: " << cec.message());
+   }());
    auto const log = lt::acl_denials(srv);
    // Only the lock-only user's refusals.
    BOOST_TEST(log.find("lock-only:") != std::string::npos, log);
@@ -166,23 +163,20 @@ BOOST_AUTO_TEST_CASE(inspecting_works_through_its_recipe)
 {
    add_user(srv, "locker", lt::acl_rules(password, {lt::recipe_inspecting}));
    add_user(srv, "lock-only", lt::acl_rules(password));
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client a{ioc.get_executor(), test_config({as_user(srv.url(), "locker")})};
-         auto const name = unique_key();
-         auto l = co_await a.async_lock(name, opts);
-         auto [ec, seen] = co_await a.async_inspect(name, tuple);
-         BOOST_TEST(!ec, ec.message());
-         BOOST_TEST(seen.held());
-         locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
-         auto [bec, unseen] = co_await bare.async_inspect(name, tuple);
-         BOOST_TEST(bec == error::auth_failed, bec.message());
-         co_await a.async_unlock(l);
-         co_await a.async_close();
-         co_await bare.async_close(tuple);
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      locksmith::client a{ioc.get_executor(), test_config({as_user(srv.url(), "locker")})};
+      auto const name = unique_key();
+      auto l = co_await a.async_lock(name, opts);
+      auto [ec, seen] = co_await a.async_inspect(name, tuple);
+      BOOST_TEST(!ec, ec.message());
+      BOOST_TEST(seen.held());
+      locksmith::client bare{ioc.get_executor(), test_config({as_user(srv.url(), "lock-only")})};
+      auto [bec, unseen] = co_await bare.async_inspect(name, tuple);
+      BOOST_TEST(bec == error::auth_failed, bec.message());
+      co_await a.async_unlock(l);
+      co_await a.async_close();
+      co_await bare.async_close(tuple);
+   }());
    auto const log = lt::acl_denials(srv);
    BOOST_TEST(log.find("lock-only:") != std::string::npos, log);
    BOOST_TEST(log.find("locker:") == std::string::npos, log);
@@ -192,31 +186,24 @@ BOOST_AUTO_TEST_CASE(inspecting_works_through_its_recipe)
 BOOST_AUTO_TEST_CASE(a_database_other_than_0_works_through_its_recipe)
 {
    add_user(srv, "locker", lt::acl_rules(password, {lt::recipe_database}));
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client a{ioc.get_executor(),
-                             test_config({as_user(srv.url(), "locker") + "/3"})};
-         locksmith::client b{ioc.get_executor(),
-                             test_config({as_user(srv.url(), "locker") + "/3"})};
-         co_await hand_over(a, b, plain_lock("lock on /3", name));
-         auto l = co_await a.async_lock(name, opts);
-         // A script may SELECT: the key is in database 3, not in 0.
-         auto const in = [&](char const* db) {
-            return srv
-               .command({"EVAL",
-                         "redis.call('SELECT', ARGV[1]) return redis.call('EXISTS', KEYS[1])", "1",
-                         lock_key(name), db})
-               .integer;
-         };
-         BOOST_TEST(in("3") == 1);
-         BOOST_TEST(in("0") == 0);
-         co_await a.async_unlock(l);
-         co_await a.async_close();
-         co_await b.async_close();
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      locksmith::client a{ioc.get_executor(), test_config({as_user(srv.url(), "locker") + "/3"})};
+      locksmith::client b{ioc.get_executor(), test_config({as_user(srv.url(), "locker") + "/3"})};
+      co_await hand_over(a, b, plain_lock("lock on /3", name));
+      auto l = co_await a.async_lock(name, opts);
+      // A script may SELECT: the key is in database 3, not in 0.
+      auto const in = [&](char const* db) {
+         return srv
+            .command({"EVAL", "redis.call('SELECT', ARGV[1]) return redis.call('EXISTS', KEYS[1])",
+                      "1", lock_key(name), db})
+            .integer;
+      };
+      BOOST_TEST(in("3") == 1);
+      BOOST_TEST(in("0") == 0);
+      co_await a.async_unlock(l);
+      co_await a.async_close();
+      co_await b.async_close();
+   }());
    BOOST_TEST(lt::acl_denials(srv) == "", lt::acl_denials(srv));
 }
 
@@ -224,10 +211,8 @@ BOOST_AUTO_TEST_SUITE_END()
 
 namespace {
 
-struct sentinel_fixture {
+struct sentinel_fixture : lt::context_fixture {
    lt::sentinel_group group;
-   asio::io_context ioc;
-   void teardown() { lt::expect_no_work_left(ioc); }
 };
 
 }  // namespace
@@ -240,26 +225,23 @@ BOOST_AUTO_TEST_CASE(sentinel_and_wait_replicas_work_through_their_recipes)
 {
    add_user(group.master(), "via-sentinel", lt::acl_rules(password, {lt::recipe_sentinel}));
    add_user(group.master(), "waits", lt::acl_rules(password, {lt::recipe_wait_replicas}));
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         {
-            auto const cfg = test_config({as_user(group.url(), "via-sentinel")}, 500ms);
-            locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg};
-            co_await hand_over(a, b, plain_lock("lock through Sentinel", unique_key("s")));
-            co_await a.async_close();
-            co_await b.async_close();
-         }
-         {
-            auto cfg = test_config({as_user(group.master().url(), "waits")}, 500ms);
-            cfg.wait_replicas = 1;
-            locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg};
-            co_await hand_over(a, b, plain_lock("lock with wait_replicas", unique_key("w")));
-            co_await a.async_close();
-            co_await b.async_close();
-         }
-      }(),
-      90s);
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      {
+         auto const cfg = test_config({as_user(group.url(), "via-sentinel")}, 500ms);
+         locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg};
+         co_await hand_over(a, b, plain_lock("lock through Sentinel", unique_key("s")));
+         co_await a.async_close();
+         co_await b.async_close();
+      }
+      {
+         auto cfg = test_config({as_user(group.master().url(), "waits")}, 500ms);
+         cfg.wait_replicas = 1;
+         locksmith::client a{ioc.get_executor(), cfg}, b{ioc.get_executor(), cfg};
+         co_await hand_over(a, b, plain_lock("lock with wait_replicas", unique_key("w")));
+         co_await a.async_close();
+         co_await b.async_close();
+      }
+   }());
    BOOST_TEST(lt::acl_denials(group.master()) == "", lt::acl_denials(group.master()));
 }
 
@@ -276,21 +258,18 @@ BOOST_AUTO_TEST_CASE(a_cluster_works_through_its_recipe)
    for (std::size_t i = 0; i < cluster.size(); ++i)
       add_user(cluster.master(i), "locker", rules);
    auto const url = as_user(cluster.url(), "locker");
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto const c = test_config({url}, 1s);
-         locksmith::client a{ioc.get_executor(), c}, b{ioc.get_executor(), c};
-         for (std::size_t i = 0; i < cluster.size(); ++i)
-            co_await hand_over(a, b, plain_lock("lock on master " + std::to_string(i), name_on(i)));
-         for (auto p : every_primitive(unique_key() + "/")) {
-            p.what += " on a cluster";
-            co_await hand_over(a, b, std::move(p));
-         }
-         co_await a.async_close();
-         co_await b.async_close();
-      }(),
-      120s);
+   run(ioc, 120s, [&]() -> asio::awaitable<void> {
+      auto const c = test_config({url}, 1s);
+      locksmith::client a{ioc.get_executor(), c}, b{ioc.get_executor(), c};
+      for (std::size_t i = 0; i < cluster.size(); ++i)
+         co_await hand_over(a, b, plain_lock("lock on master " + std::to_string(i), name_on(i)));
+      for (auto p : every_primitive(unique_key() + "/")) {
+         p.what += " on a cluster";
+         co_await hand_over(a, b, std::move(p));
+      }
+      co_await a.async_close();
+      co_await b.async_close();
+   }());
    for (std::size_t i = 0; i < cluster.size(); ++i)
       BOOST_TEST(lt::acl_denials(cluster.master(i)) == "",
                  "master " << i << ": " << lt::acl_denials(cluster.master(i)));

@@ -77,20 +77,16 @@ BOOST_AUTO_TEST_CASE(close_after_failed_attempts_leaves_no_key_anywhere)
    std::vector<std::string> names;
    {
       locksmith::client c{ioc.get_executor(), cfg()};
-      run(
-         ioc,
-         [&]() -> asio::awaitable<void> {
-            int failed = 0;
-            for (int i = 0; i < 100; ++i) {
-               names.push_back(fresh("failed"));
-               auto [ec, l] = co_await c.async_try_lock(names.back(), {.ttl = 30s}, tuple);
-               failed += ec == locksmith::error::quorum_unreachable ? 1 : 0;
-            }
-            BOOST_TEST(failed == 100);
-            co_await c.async_close(
-               tuple);  // the frozen nodes never answer: bounded by close_timeout
-         }(),
-         60s);
+      run(ioc, 60s, [&]() -> asio::awaitable<void> {
+         int failed = 0;
+         for (int i = 0; i < 100; ++i) {
+            names.push_back(fresh("failed"));
+            auto [ec, l] = co_await c.async_try_lock(names.back(), {.ttl = 30s}, tuple);
+            failed += ec == locksmith::error::quorum_unreachable ? 1 : 0;
+         }
+         BOOST_TEST(failed == 100);
+         co_await c.async_close(tuple);  // the frozen nodes never answer: bounded by close_timeout
+      }());
       // Before the nodes resume: the healthy ones are clean already.
       for (std::size_t i = 0; i < 2; ++i)
          for (auto const& name : names)
@@ -112,41 +108,38 @@ BOOST_AUTO_TEST_CASE(a_release_during_a_reconnect_is_sent_once_the_node_is_back)
    start(1);
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg(1s)};
    auto const name = fresh("reconnect");
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto la = co_await a.async_lock(name, {.ttl = 30s});
-         bool b_done = false;
-         error_code b_ec;
-         locksmith::lease lb;
-         asio::co_spawn(
-            ioc,
-            [&]() -> asio::awaitable<void> {
-               auto [ec, l] = co_await b.async_lock(name, {.ttl = 30s, .wait = 20s}, tuple);
-               b_ec = ec;
-               lb = std::move(l);
-               b_done = true;
-            },
-            asio::detached);
-         auto const ch = release_channel(name);
-         BOOST_REQUIRE(co_await eventually(
-            [&] {
-               auto r = servers[0]->command({"PUBSUB", "NUMSUB", ch});
-               return r.elements.size() == 2 && r.elements[1].integer == 1;
-            },
-            5s));
-         BOOST_TEST(servers[0]->text({"CLIENT", "KILL", "TYPE", "normal"}) != "0");
-         auto const t0 = clock_type::now();
-         auto [uec] = co_await a.async_unlock(la, tuple);
-         BOOST_TEST_MESSAGE("unlock during the reconnect: " << (uec ? uec.message() : "ok"));
-         BOOST_TEST(co_await eventually([&] { return b_done; }, 10s));
-         auto const took = to_ms(clock_type::now() - t0);
-         BOOST_TEST_MESSAGE("the waiter got the lock " << took << " ms after the unlock");
-         BOOST_TEST(!b_ec, b_ec.message());
-         BOOST_TEST(servers[0]->text({"GET", lock_key(name)}) == lb.token());
-         co_await b.async_unlock(lb, tuple);
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name, {.ttl = 30s});
+      bool b_done = false;
+      error_code b_ec;
+      locksmith::lease lb;
+      asio::co_spawn(
+         ioc,
+         [&]() -> asio::awaitable<void> {
+            auto [ec, l] = co_await b.async_lock(name, {.ttl = 30s, .wait = 20s}, tuple);
+            b_ec = ec;
+            lb = std::move(l);
+            b_done = true;
+         },
+         asio::detached);
+      auto const ch = release_channel(name);
+      BOOST_REQUIRE(co_await eventually(
+         [&] {
+            auto r = servers[0]->command({"PUBSUB", "NUMSUB", ch});
+            return r.elements.size() == 2 && r.elements[1].integer == 1;
+         },
+         5s));
+      BOOST_TEST(servers[0]->text({"CLIENT", "KILL", "TYPE", "normal"}) != "0");
+      auto const t0 = clock_type::now();
+      auto [uec] = co_await a.async_unlock(la, tuple);
+      BOOST_TEST_MESSAGE("unlock during the reconnect: " << (uec ? uec.message() : "ok"));
+      BOOST_TEST(co_await eventually([&] { return b_done; }, 10s));
+      auto const took = to_ms(clock_type::now() - t0);
+      BOOST_TEST_MESSAGE("the waiter got the lock " << took << " ms after the unlock");
+      BOOST_TEST(!b_ec, b_ec.message());
+      BOOST_TEST(servers[0]->text({"GET", lock_key(name)}) == lb.token());
+      co_await b.async_unlock(lb, tuple);
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

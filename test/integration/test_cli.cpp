@@ -26,11 +26,8 @@ BOOST_AUTO_TEST_CASE(exit_code_of_the_command_passes_through, *utf::timeout(60))
    BOOST_TEST(!key_exists(srv, key));
 }
 
-BOOST_AUTO_TEST_CASE(command_sees_fencing_token_and_key, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(command_sees_fencing_token_and_key, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
    const std::string script =
       "printf '%s\\n%s\\n' \"$LOCKSMITH_FENCING_TOKEN\" \"$LOCKSMITH_KEY\" > \"$1\"";
    auto write_env = [&](const std::string& file) {
@@ -49,13 +46,10 @@ BOOST_AUTO_TEST_CASE(command_sees_fencing_token_and_key, *utf::timeout(60))
    BOOST_TEST(key2 == key);
 }
 
-BOOST_AUTO_TEST_CASE(lock_is_held_while_the_command_runs_and_released_after, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(lock_is_held_while_the_command_runs_and_released_after, cli_fixture,
+                        *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process holder(exec_args(srv, key, {"--ttl", "30s"}, hold_until(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
+   cli_process holder(exec_args(srv, key, {"--ttl", "30s"}, hold_until(dir)), dir);
    BOOST_TEST(key_exists(srv, key));
    auto pttl = std::stoll(srv.text({"PTTL", lock_key(key)}));
    BOOST_TEST(pttl > 0);
@@ -66,13 +60,9 @@ BOOST_AUTO_TEST_CASE(lock_is_held_while_the_command_runs_and_released_after, *ut
    BOOST_TEST(!key_exists(srv, key));
 }
 
-BOOST_AUTO_TEST_CASE(second_exec_times_out_while_the_first_holds, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(second_exec_times_out_while_the_first_holds, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
+   cli_process holder(exec_args(srv, key, {}, hold_until(dir)), dir);
    for (auto strategy : {"spin", "subscribe"}) {
       cli_process waiter(exec_args(srv, key, {"--wait", "100ms", "--strategy", strategy},
                                    {"sh", "-c", "touch \"$1\"", "sh", dir.file("ran")}));
@@ -88,13 +78,9 @@ BOOST_AUTO_TEST_CASE(second_exec_times_out_while_the_first_holds, *utf::timeout(
    BOOST_TEST(cli_process(exec_args(srv, key, {"--wait", "0ms"}, {"true"})).wait() == 0);
 }
 
-BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_when_the_holder_ends, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(a_waiter_gets_the_lock_when_the_holder_ends, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
+   cli_process holder(exec_args(srv, key, {}, hold_until(dir)), dir);
    cli_process waiter(exec_args(srv, key, {"--wait", "20s", "--strategy", "subscribe"},
                                 {"sh", "-c", "test -e \"$1\"", "sh", dir.file("go")}));
    // The waiter has tried once and now listens for the release.
@@ -105,13 +91,9 @@ BOOST_AUTO_TEST_CASE(a_waiter_gets_the_lock_when_the_holder_ends, *utf::timeout(
 }
 
 // Without --strategy, a waiter listens for the release (subscribe), as the library does.
-BOOST_AUTO_TEST_CASE(the_default_strategy_is_subscribe, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(the_default_strategy_is_subscribe, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
+   cli_process holder(exec_args(srv, key, {}, hold_until(dir)), dir);
    cli_process waiter(exec_args(srv, key, {"--wait", "20s"}, {"true"}));
    // A spinning waiter would never subscribe.
    BOOST_TEST(poll_until([&] { return listeners(srv, key) == 1; }), waiter.err());
@@ -235,42 +217,32 @@ BOOST_AUTO_TEST_CASE(command_not_found_exits_127_and_releases, *utf::timeout(60)
    BOOST_TEST(!key_exists(srv, key));
 }
 
-BOOST_AUTO_TEST_CASE(sigterm_is_forwarded_to_the_command, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(sigterm_is_forwarded_to_the_command, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
    // The trap is set before "ready" exists, so the forwarded SIGTERM finds it.
    cli_process p(
       exec_args(srv, key, {},
                 {"sh", "-c", "trap 'exit 42' TERM; touch \"$1\"; while :; do sleep 0.01; done",
-                 "sh", dir.file("ready")}));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
+                 "sh", dir.file("ready")}),
+      dir);
    ::kill(p.pid(), SIGTERM);
    BOOST_TEST(p.wait() == 42);  // the command's own code: locksmith waited for it
    BOOST_TEST(!key_exists(srv, key));
 }
 
-BOOST_AUTO_TEST_CASE(sigint_that_kills_the_command_exits_130, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(sigint_that_kills_the_command_exits_130, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process p(exec_args(srv, key, {},
-                           {"sh", "-c", "touch \"$1\"; exec sleep 30", "sh", dir.file("ready")}));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
+   cli_process p(
+      exec_args(srv, key, {}, {"sh", "-c", "touch \"$1\"; exec sleep 30", "sh", dir.file("ready")}),
+      dir);
    ::kill(p.pid(), SIGINT);
    BOOST_TEST(p.wait() == 128 + SIGINT);
    BOOST_TEST(!key_exists(srv, key));
 }
 
-BOOST_AUTO_TEST_CASE(a_signal_stops_the_wait_for_the_lock, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(a_signal_stops_the_wait_for_the_lock, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process holder(exec_args(srv, key, {}, hold_until(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
+   cli_process holder(exec_args(srv, key, {}, hold_until(dir)), dir);
    cli_process waiter(exec_args(srv, key, {"--wait", "30s", "--strategy", "subscribe"},
                                 {"sh", "-c", "touch \"$1\"", "sh", dir.file("ran")}));
    BOOST_TEST_REQUIRE(poll_until([&] { return listeners(srv, key) == 1; }), waiter.err());

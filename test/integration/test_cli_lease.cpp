@@ -8,15 +8,28 @@
 
 namespace test_cli_lease {
 
+namespace {
+
+// Deletes the lock's key under the running exec `p`, which must then exit 76 (lease lost) within
+// 5 s; the milliseconds from the deletion to the exit. A deleted key is found at the next
+// renewal, within ttl/3: the loss comes at a known time.
+long long ms_from_deletion_to_exit(redis_server const& srv, std::string const& key, cli_process& p)
+{
+   auto const deleted = clock_type::now();
+   BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
+   BOOST_TEST(p.wait(5s) == 76);
+   return ms_since(deleted);
+}
+
+}  // namespace
+
 // Renewal and lost leases: the lease is renewed while CMD runs; once it is lost, CMD is stopped
 // (SIGTERM, then SIGKILL after --grace) and locksmith exits 76.
 BOOST_AUTO_TEST_SUITE(cli_lease, *needs_redis_server())
 
-BOOST_AUTO_TEST_CASE(the_lease_is_renewed_while_the_command_outlives_the_ttl, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(the_lease_is_renewed_while_the_command_outlives_the_ttl, cli_fixture,
+                        *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
    cli_process holder(
       exec_args(srv, key, {"--ttl", "1s", "--grace", "200ms"},
                 {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5",
@@ -46,13 +59,10 @@ BOOST_AUTO_TEST_CASE(the_lease_is_renewed_while_the_command_outlives_the_ttl, *u
    BOOST_TEST(!key_exists(srv, key));  // released at the end
 }
 
-BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, cli_fixture,
+                        *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "500ms"}, trap_term(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
+   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "500ms"}, trap_term(dir)), dir);
    // The key expires in Redis at (the moment PTTL ran) + pttl, so no earlier than before + pttl.
    auto before = clock_type::now();
    auto pttl = std::chrono::milliseconds{std::stoll(srv.text({"PTTL", lock_key(key)}))};
@@ -81,18 +91,11 @@ BOOST_AUTO_TEST_CASE(frozen_redis_stops_the_command_before_the_key_expires, *utf
    BOOST_TEST(poll_until([&] { return !key_exists(srv, key); }, 5s));  // it expires
 }
 
-BOOST_AUTO_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, cli_fixture,
+                        *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "200ms"}, ignore_term(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
-   // A deleted key is found at the next renewal, within ttl/3: the loss comes at a known time.
-   auto deleted = clock_type::now();
-   BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
-   BOOST_TEST(p.wait(5s) == 76);
-   auto took = ms_since(deleted);
+   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "200ms"}, ignore_term(dir)), dir);
+   auto const took = ms_from_deletion_to_exit(srv, key, p);
    BOOST_TEST_MESSAGE("key deleted to exit, with a 200 ms grace: " << took << " ms");
    BOOST_TEST(took >= 200);  // CMD had its grace before the SIGKILL
    BOOST_TEST(took < 4000);  // killed: it would have slept on
@@ -103,30 +106,19 @@ BOOST_AUTO_TEST_CASE(a_command_that_ignores_sigterm_is_killed_after_the_grace, *
    BOOST_TEST(!still_runs(dir.file("pid")));  // the sleep that ignored SIGTERM is gone
 }
 
-BOOST_AUTO_TEST_CASE(a_deleted_key_stops_the_command_promptly, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(a_deleted_key_stops_the_command_promptly, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "500ms"}, trap_term(dir)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
-   auto deleted = clock_type::now();
-   BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
-   BOOST_TEST(p.wait(5s) == 76);
-   auto took = ms_since(deleted);
+   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "500ms"}, trap_term(dir)), dir);
+   auto const took = ms_from_deletion_to_exit(srv, key, p);
    BOOST_TEST_MESSAGE("key deleted to exit: " << took << " ms");
    BOOST_TEST(took < 3000);  // at the next renewal (ttl/3), with room for a loaded machine
    BOOST_TEST(exists(dir.file("termed")));
    BOOST_TEST(count_lines(p.err()) == 1, p.err());
 }
 
-BOOST_AUTO_TEST_CASE(grace_zero_kills_at_once_without_sigterm, *utf::timeout(60))
+BOOST_FIXTURE_TEST_CASE(grace_zero_kills_at_once_without_sigterm, cli_fixture, *utf::timeout(60))
 {
-   redis_server srv;
-   temp_dir dir;
-   auto key = unique_key();
-   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "0ms"}, trap_term(dir, "3")));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), p.err());
+   cli_process p(exec_args(srv, key, {"--ttl", "1s", "--grace", "0ms"}, trap_term(dir, "3")), dir);
    BOOST_TEST_REQUIRE(srv.text({"DEL", lock_key(key)}) == "1");
    BOOST_TEST(p.wait(5s) == 76);
    BOOST_TEST(!exists(dir.file("termed")));  // killed outright: its trap never ran
@@ -162,8 +154,8 @@ BOOST_AUTO_TEST_CASE(a_short_ttl_works_with_the_default_grace, *utf::timeout(60)
    cli_process holder(
       exec_args(srv, key, {"--ttl", "1s"},
                 {"sh", "-c", "touch \"$1\"; while [ ! -e \"$2\" ]; do sleep 0.01; done; exit 5",
-                 "sh", dir.file("ready"), dir.file("go")}));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(dir.file("ready")); }), holder.err());
+                 "sh", dir.file("ready"), dir.file("go")}),
+      dir);
    const auto token = srv.text({"GET", lock_key(key)});
    // A renewal shows as the key's PTTL going up again; three of them (one every ttl/3) take the
    // lease past its first TTL.

@@ -41,8 +41,7 @@ void killed_head(std::vector<redis_server*> const& servers)
       return std::all_of(servers.begin(), servers.end(),
                          [&](redis_server* s) { return queued(*s, key) == n; });
    };
-   cli_process h(exec({"--fair", "--ttl", "60s"}, hold_until(holder)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(holder.file("ready")); }), h.err());
+   cli_process h(exec({"--fair", "--ttl", "60s"}, hold_until(holder)), holder);
    cli_process dead(exec({"--fair", "--ttl", "60s", "--wait", "60s"}, {"true"}));
    BOOST_TEST_REQUIRE(poll_until([&] { return queued_everywhere(1); }), dead.err());
    cli_process w(exec({"--fair", "--ttl", "60s", "--wait", "60s"}, hold_until(next)));
@@ -76,8 +75,7 @@ BOOST_AUTO_TEST_CASE(fair_waiters_run_in_their_order_of_arrival, *utf::timeout(9
    redis_server srv;
    temp_dir holder, out;
    auto key = unique_key();
-   cli_process h(exec_args(srv, key, {"--fair"}, hold_until(holder)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(holder.file("ready")); }), h.err());
+   cli_process h(exec_args(srv, key, {"--fair"}, hold_until(holder)), holder);
    std::vector<std::unique_ptr<cli_process>> waiters;
    for (int i = 0; i < 3; ++i) {
       waiters.push_back(std::make_unique<cli_process>(
@@ -165,8 +163,7 @@ BOOST_AUTO_TEST_CASE(a_plain_exec_waits_for_a_reader, *utf::timeout(60))
    redis_server srv;
    temp_dir reader, writer;
    auto key = unique_key();
-   cli_process r(exec_args(srv, key, {"--shared"}, hold_until(reader)));
-   BOOST_TEST_REQUIRE(poll_until([&] { return exists(reader.file("ready")); }), r.err());
+   cli_process r(exec_args(srv, key, {"--shared"}, hold_until(reader)), reader);
    cli_process w(exec_args(srv, key, {"--wait", "20s"}, hold_until(writer)));
    BOOST_TEST_REQUIRE(poll_until([&] {
                          return srv.text({"EXISTS", lock_key(key) + ":writer_waiting"}) == "1";

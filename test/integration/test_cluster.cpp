@@ -35,27 +35,24 @@ BOOST_AUTO_TEST_CASE(names_on_every_master_lock_renew_and_unlock)
    std::vector<std::string> names;
    for (std::size_t i = 0; i < cluster.size(); ++i)
       names.push_back(name_on(i));
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         std::vector<lease> held;
-         for (auto const& name : names)
-            held.push_back(co_await c.async_lock(name, {.ttl = 2s, .wait = 10s}));
-         for (std::size_t i = 0; i < names.size(); ++i) {
-            BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == held[i].token());
-            BOOST_TEST(cluster.master(i).text({"EXISTS", fence_key(names[i])}) == "1");
-         }
-         // 1.5 TTL: each lease is renewed at least twice, or lost.
-         asio::steady_timer pause{ioc, 3s};
-         co_await pause.async_wait(asio::use_awaitable);
-         for (std::size_t i = 0; i < names.size(); ++i) {
-            BOOST_TEST(!held[i].lost());
-            co_await c.async_unlock(held[i]);
-            BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == "(nil)");
-         }
-         co_await c.async_close();
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      std::vector<lease> held;
+      for (auto const& name : names)
+         held.push_back(co_await c.async_lock(name, {.ttl = 2s, .wait = 10s}));
+      for (std::size_t i = 0; i < names.size(); ++i) {
+         BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == held[i].token());
+         BOOST_TEST(cluster.master(i).text({"EXISTS", fence_key(names[i])}) == "1");
+      }
+      // 1.5 TTL: each lease is renewed at least twice, or lost.
+      asio::steady_timer pause{ioc, 3s};
+      co_await pause.async_wait(asio::use_awaitable);
+      for (std::size_t i = 0; i < names.size(); ++i) {
+         BOOST_TEST(!held[i].lost());
+         co_await c.async_unlock(held[i]);
+         BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == "(nil)");
+      }
+      co_await c.async_close();
+   }());
    BOOST_TEST(no_crossslot());
 }
 
@@ -65,27 +62,24 @@ BOOST_AUTO_TEST_CASE(every_kind_of_lease_works_on_every_master)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    locksmith::lock_options const opts{.ttl = 10s, .wait = 10s};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (std::size_t i = 0; i < cluster.size(); ++i) {
-            std::vector<lease> held;
-            held.push_back(co_await c.async_acquire_permit(name_on(i), 2, opts));
-            held.push_back(co_await c.async_read_lock(name_on(i), opts));
-            held.push_back(co_await c.async_read_lock(name_on(i), opts));
-            held.push_back(co_await c.async_write_lock(name_on(i), opts));
-            held.push_back(co_await c.async_lock_reentrant(name_on(i), "me", opts));
-            auto fair = opts;
-            fair.fair = true;
-            held.push_back(co_await c.async_lock(name_on(i), fair));
-            for (auto& l : held) {
-               BOOST_TEST(l.held());
-               co_await c.async_unlock(l);
-            }
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+         std::vector<lease> held;
+         held.push_back(co_await c.async_acquire_permit(name_on(i), 2, opts));
+         held.push_back(co_await c.async_read_lock(name_on(i), opts));
+         held.push_back(co_await c.async_read_lock(name_on(i), opts));
+         held.push_back(co_await c.async_write_lock(name_on(i), opts));
+         held.push_back(co_await c.async_lock_reentrant(name_on(i), "me", opts));
+         auto fair = opts;
+         fair.fair = true;
+         held.push_back(co_await c.async_lock(name_on(i), fair));
+         for (auto& l : held) {
+            BOOST_TEST(l.held());
+            co_await c.async_unlock(l);
          }
-         co_await c.async_close();
-      }(),
-      60s);
+      }
+      co_await c.async_close();
+   }());
    BOOST_TEST(no_crossslot());
 }
 
@@ -98,15 +92,12 @@ BOOST_AUTO_TEST_CASE(two_processes_keep_mutual_exclusion_on_names_of_every_shard
    locksmith::test::counter_run const r{.nodes = {cluster.url()},
                                         .counter_port = counter.port(),
                                         .name = names_on_every_master(6),
-                                        .counter = unique_key("counter"),
                                         .names = 6,
                                         .processes = 2,
                                         .workers = 32,
                                         .rounds = 12,
-                                        .lock = {.ttl = 10s, .wait = 60s},
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
+                                        .lock = {.ttl = 10s, .wait = 60s}};
+   locksmith::test::run_and_check_children(r);
    long long sum = 0;
    for (int k = 0; k < r.names; ++k) {
       auto const v = counter.text({"GET", r.counter_of(k)});
@@ -144,33 +135,30 @@ BOOST_AUTO_TEST_CASE(a_held_lease_follows_its_slot_to_another_master)
    locksmith::client c{ioc.get_executor(), test_config({cluster.url()}, 300ms)};
    auto const name = name_on(0);
    auto const slot = std::to_string(slot_of(name));
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         asio::steady_timer pause{ioc};
-         auto l = co_await c.async_lock(name, {.ttl = 2s, .wait = 10s});
-         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
+   run(ioc, 40s, [&]() -> asio::awaitable<void> {
+      asio::steady_timer pause{ioc};
+      auto l = co_await c.async_lock(name, {.ttl = 2s, .wait = 10s});
+      BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
 
-         cluster.start_migration(slot_of(name), 0, 1);
-         BOOST_TEST(cluster.master(0).text({"CLUSTER", "COUNTKEYSINSLOT", slot}) == "0");
-         BOOST_TEST(cluster.master(1).text({"CLUSTER", "COUNTKEYSINSLOT", slot}) == "2");
-         pause.expires_after(3s);
-         co_await pause.async_wait(asio::use_awaitable);
-         BOOST_TEST(!l.lost());
-         BOOST_TEST(calls_of(cluster.master(1).commandstats(), "asking") > 0);
-         BOOST_TEST(errors(0).find("errorstat_ASK:") != std::string::npos);
+      cluster.start_migration(slot_of(name), 0, 1);
+      BOOST_TEST(cluster.master(0).text({"CLUSTER", "COUNTKEYSINSLOT", slot}) == "0");
+      BOOST_TEST(cluster.master(1).text({"CLUSTER", "COUNTKEYSINSLOT", slot}) == "2");
+      pause.expires_after(3s);
+      co_await pause.async_wait(asio::use_awaitable);
+      BOOST_TEST(!l.lost());
+      BOOST_TEST(calls_of(cluster.master(1).commandstats(), "asking") > 0);
+      BOOST_TEST(errors(0).find("errorstat_ASK:") != std::string::npos);
 
-         cluster.end_migration(slot_of(name), 1);
-         pause.expires_after(3s);
-         co_await pause.async_wait(asio::use_awaitable);
-         BOOST_TEST(!l.lost());
-         BOOST_TEST(errors(0).find("errorstat_MOVED:") != std::string::npos);
-         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
-         co_await c.async_unlock(l);
-         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == "(nil)");
-         co_await c.async_close();
-      }(),
-      40s);
+      cluster.end_migration(slot_of(name), 1);
+      pause.expires_after(3s);
+      co_await pause.async_wait(asio::use_awaitable);
+      BOOST_TEST(!l.lost());
+      BOOST_TEST(errors(0).find("errorstat_MOVED:") != std::string::npos);
+      BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_unlock(l);
+      BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == "(nil)");
+      co_await c.async_close();
+   }());
    BOOST_TEST(no_crossslot());
 }
 
@@ -196,58 +184,55 @@ BOOST_FIXTURE_TEST_CASE(locks_on_a_dead_masters_slots_work_again_after_its_failo
          co_await c.async_unlock(l);
       }
    };
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await c.async_lock(name, {.ttl = 10s, .wait = 10s});
-         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
-         co_await c.async_unlock(l);
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 10s, .wait = 10s});
+      BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_unlock(l);
+      co_await lock_others();
+      auto const across = name_on(0);
+      auto held = co_await c.async_lock(across, {.ttl = 60s, .wait = 10s});
+      // WAIT on another connection than the write's would not wait for it: the replica's
+      // offset must reach the master's.
+      auto const written = offset(cluster.master(0), "master_repl_offset");
+      BOOST_REQUIRE(co_await eventually(
+         [&] { return offset(cluster.replica(0), "slave_repl_offset") >= written; }, 10s, 20ms));
+
+      cluster.master(0).kill();
+      auto const killed_at = clock_type::now();
+      int rounds = 0;
+      // The other masters' names lock while the cluster notices the death and fails over.
+      BOOST_TEST_CHECKPOINT("the other masters during the failover");
+      while (!promoted(0, 1)) {
+         BOOST_REQUIRE(clock_type::now() - killed_at < 30s);
          co_await lock_others();
-         auto const across = name_on(0);
-         auto held = co_await c.async_lock(across, {.ttl = 60s, .wait = 10s});
-         // WAIT on another connection than the write's would not wait for it: the replica's
-         // offset must reach the master's.
-         auto const written = offset(cluster.master(0), "master_repl_offset");
-         BOOST_REQUIRE(co_await eventually(
-            [&] { return offset(cluster.replica(0), "slave_repl_offset") >= written; }, 10s, 20ms));
+         ++rounds;
+         asio::steady_timer pause{ioc, 50ms};
+         co_await pause.async_wait(asio::use_awaitable);
+      }
+      BOOST_TEST_MESSAGE("failover after " << to_ms(clock_type::now() - killed_at) << " ms, "
+                                           << rounds << " rounds on the other masters");
+      BOOST_TEST(rounds > 0);
 
-         cluster.master(0).kill();
-         auto const killed_at = clock_type::now();
-         int rounds = 0;
-         // The other masters' names lock while the cluster notices the death and fails over.
-         BOOST_TEST_CHECKPOINT("the other masters during the failover");
-         while (!promoted(0, 1)) {
-            BOOST_REQUIRE(clock_type::now() - killed_at < 30s);
-            co_await lock_others();
-            ++rounds;
-            asio::steady_timer pause{ioc, 50ms};
-            co_await pause.async_wait(asio::use_awaitable);
-         }
-         BOOST_TEST_MESSAGE("failover after " << to_ms(clock_type::now() - killed_at) << " ms, "
-                                              << rounds << " rounds on the other masters");
-         BOOST_TEST(rounds > 0);
+      BOOST_TEST_CHECKPOINT("lock on the new master");
+      auto const relocked_from = clock_type::now();
+      l = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s});
+      BOOST_TEST_MESSAGE("locked on the new master " << to_ms(clock_type::now() - relocked_from)
+                                                     << " ms after the failover");
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == l.token());
+      BOOST_TEST_CHECKPOINT("unlock on the new master");
+      co_await c.async_unlock(l);
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
 
-         BOOST_TEST_CHECKPOINT("lock on the new master");
-         auto const relocked_from = clock_type::now();
-         l = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s});
-         BOOST_TEST_MESSAGE("locked on the new master " << to_ms(clock_type::now() - relocked_from)
-                                                        << " ms after the failover");
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == l.token());
-         BOOST_TEST_CHECKPOINT("unlock on the new master");
-         co_await c.async_unlock(l);
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
-
-         BOOST_TEST(!held.lost());
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(across)}) == held.token());
-         BOOST_TEST_CHECKPOINT("unlock of the lease held across the failover");
-         co_await c.async_unlock(held);
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(across)}) == "(nil)");
-         BOOST_TEST_CHECKPOINT("the other masters after the failover");
-         co_await lock_others();
-         BOOST_TEST_CHECKPOINT("close");
-         co_await c.async_close();
-      }(),
-      90s);
+      BOOST_TEST(!held.lost());
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(across)}) == held.token());
+      BOOST_TEST_CHECKPOINT("unlock of the lease held across the failover");
+      co_await c.async_unlock(held);
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(across)}) == "(nil)");
+      BOOST_TEST_CHECKPOINT("the other masters after the failover");
+      co_await lock_others();
+      BOOST_TEST_CHECKPOINT("close");
+      co_await c.async_close();
+   }());
 }
 
 // A lease whose key never reached the replica that is promoted. The replica is stopped (SIGSTOP)
@@ -260,34 +245,31 @@ BOOST_FIXTURE_TEST_CASE(a_lease_whose_key_missed_the_promoted_replica_is_reporte
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = name_on(0);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         // The slot map known and the scripts loaded before the replica stops.
-         auto warm = co_await c.async_lock(name_on(0), {.ttl = 10s, .wait = 10s});
-         co_await c.async_unlock(warm);
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      // The slot map known and the scripts loaded before the replica stops.
+      auto warm = co_await c.async_lock(name_on(0), {.ttl = 10s, .wait = 10s});
+      co_await c.async_unlock(warm);
 
-         cluster.replica(0).pause();
-         cluster.master(0).command({"CLIENT", "KILL", "TYPE", "replica"});
-         auto const locked_from = clock_type::now();
-         auto held = co_await c.async_lock(name, {.ttl = 30s, .wait = 10s});
-         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == held.token());
-         cluster.master(0).kill();
-         cluster.replica(0).resume();
+      cluster.replica(0).pause();
+      cluster.master(0).command({"CLIENT", "KILL", "TYPE", "replica"});
+      auto const locked_from = clock_type::now();
+      auto held = co_await c.async_lock(name, {.ttl = 30s, .wait = 10s});
+      BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == held.token());
+      cluster.master(0).kill();
+      cluster.replica(0).resume();
 
-         BOOST_TEST_CHECKPOINT("the replica is promoted without the key");
-         BOOST_REQUIRE(co_await eventually([&] { return promoted(0, 1); }, 30s, 50ms));
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
+      BOOST_TEST_CHECKPOINT("the replica is promoted without the key");
+      BOOST_REQUIRE(co_await eventually([&] { return promoted(0, 1); }, 30s, 50ms));
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
 
-         BOOST_TEST_CHECKPOINT("the watchdog finds the key gone");
-         BOOST_REQUIRE(co_await eventually([&] { return held.lost(); }, 25s, 50ms));
-         auto const lost_after = clock_type::now() - locked_from;
-         BOOST_TEST_MESSAGE("lost " << to_ms(lost_after) << " ms after the lock");
-         // Not by running out of time: the key would have lived 30 s.
-         BOOST_TEST((lost_after < 25s));
-         co_await c.async_close();
-      }(),
-      90s);
+      BOOST_TEST_CHECKPOINT("the watchdog finds the key gone");
+      BOOST_REQUIRE(co_await eventually([&] { return held.lost(); }, 25s, 50ms));
+      auto const lost_after = clock_type::now() - locked_from;
+      BOOST_TEST_MESSAGE("lost " << to_ms(lost_after) << " ms after the lock");
+      // Not by running out of time: the key would have lived 30 s.
+      BOOST_TEST((lost_after < 25s));
+      co_await c.async_close();
+   }());
 }
 
 // A release that the master answered but never passed to its replica: the replica is stopped
@@ -301,36 +283,33 @@ BOOST_FIXTURE_TEST_CASE(a_release_lost_with_its_master_is_sent_again_to_the_prom
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = name_on(0);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await c.async_lock(name, {.ttl = 60s, .wait = 10s});
-         auto const written = offset(cluster.master(0), "master_repl_offset");
-         BOOST_REQUIRE(co_await eventually(
-            [&] { return offset(cluster.replica(0), "slave_repl_offset") >= written; }, 10s, 20ms));
-         cluster.replica(0).pause();
-         cluster.master(0).command({"CLIENT", "KILL", "TYPE", "replica"});
-         auto const token = held.token();
-         co_await c.async_unlock(held);
-         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == "(nil)");
-         cluster.master(0).kill();
-         cluster.replica(0).resume();
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      auto held = co_await c.async_lock(name, {.ttl = 60s, .wait = 10s});
+      auto const written = offset(cluster.master(0), "master_repl_offset");
+      BOOST_REQUIRE(co_await eventually(
+         [&] { return offset(cluster.replica(0), "slave_repl_offset") >= written; }, 10s, 20ms));
+      cluster.replica(0).pause();
+      cluster.master(0).command({"CLIENT", "KILL", "TYPE", "replica"});
+      auto const token = held.token();
+      co_await c.async_unlock(held);
+      BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == "(nil)");
+      cluster.master(0).kill();
+      cluster.replica(0).resume();
 
-         BOOST_TEST_CHECKPOINT("the replica is promoted with the released key");
-         BOOST_REQUIRE(co_await eventually([&] { return promoted(0, 1); }, 30s, 50ms));
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == token);
+      BOOST_TEST_CHECKPOINT("the replica is promoted with the released key");
+      BOOST_REQUIRE(co_await eventually([&] { return promoted(0, 1); }, 30s, 50ms));
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == token);
 
-         BOOST_TEST_CHECKPOINT("the name is free again on the new master");
-         auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s},
-                                              asio::as_tuple(asio::use_awaitable));
-         BOOST_TEST(!ec, "the lock failed: " << ec.message());
-         if (!ec) {
-            BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == l.token());
-            co_await c.async_unlock(l);
-         }
-         co_await c.async_close();
-      }(),
-      90s);
+      BOOST_TEST_CHECKPOINT("the name is free again on the new master");
+      auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s},
+                                           asio::as_tuple(asio::use_awaitable));
+      BOOST_TEST(!ec, "the lock failed: " << ec.message());
+      if (!ec) {
+         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == l.token());
+         co_await c.async_unlock(l);
+      }
+      co_await c.async_close();
+   }());
 }
 
 // Each master's connections are made once: the client's first request to a master, the check for
@@ -343,16 +322,13 @@ BOOST_AUTO_TEST_CASE(each_master_connection_is_made_once)
    auto c = cfg();
    c.logger = [&](locksmith::log_level, std::string_view line) { lines.emplace_back(line); };
    locksmith::client cl{ioc.get_executor(), c};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (std::size_t i = 0; i < cluster.size(); ++i) {
-            auto l = co_await cl.async_lock(name_on(i), {.ttl = 10s, .wait = 10s});
-            co_await cl.async_unlock(l);
-         }
-         co_await cl.async_close();
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+         auto l = co_await cl.async_lock(name_on(i), {.ttl = 10s, .wait = 10s});
+         co_await cl.async_unlock(l);
+      }
+      co_await cl.async_close();
+   }());
    std::string all;
    for (auto const& l : lines)
       all += l + "\n";

@@ -87,44 +87,40 @@ void lock_across_a_move(cluster_fixture& f, bool used_before)
    locksmith::client c{ioc.get_executor(), test_config({cluster.url()}, 300ms)};
    auto const name = f.name_on(0);
    auto const slot = cluster_fixture::slot_of(name);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         // The map known and the scripts loaded; for a used name, its fence key on master 0.
-         // (Not a conditional inside co_await: GCC 12 destroys its temporary twice.)
-         auto const warm_name = used_before ? name : f.name_on(0);
-         auto warm = co_await c.async_lock(warm_name, {.wait = 10s});
-         auto const fence_before = used_before ? warm.fencing_token() : std::uint64_t{0};
-         co_await c.async_unlock(warm);
-         BOOST_TEST(cluster.master(0).text({"EXISTS", fence_key(name)}) ==
-                    (used_before ? "1" : "0"));
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      // The map known and the scripts loaded; for a used name, its fence key on master 0.
+      // (Not a conditional inside co_await: GCC 12 destroys its temporary twice.)
+      auto const warm_name = used_before ? name : f.name_on(0);
+      auto warm = co_await c.async_lock(warm_name, {.wait = 10s});
+      auto const fence_before = used_before ? warm.fencing_token() : std::uint64_t{0};
+      co_await c.async_unlock(warm);
+      BOOST_TEST(cluster.master(0).text({"EXISTS", fence_key(name)}) == (used_before ? "1" : "0"));
 
-         auto const others = fill_slot(f, name, 0, 200);
-         cluster.mark_migration(slot, 0, 1);
-         cluster.migrate_keys(slot, 0, 1, {others.begin(), others.begin() + 100});
-         auto const met_before = motion_errors(f);
+      auto const others = fill_slot(f, name, 0, 200);
+      cluster.mark_migration(slot, 0, 1);
+      cluster.migrate_keys(slot, 0, 1, {others.begin(), others.begin() + 100});
+      auto const met_before = motion_errors(f);
 
-         locksmith::test::task_group tasks{ioc};
-         locksmith::test::event done{ioc};
-         error_code ec;
-         lease l;
-         tasks.spawn(lock_into(c, name, {.ttl = 10s, .wait = 60s}, ec, l, [&] { done.set(); }));
-         BOOST_REQUIRE(co_await eventually([&] { return motion_errors(f) > met_before; }, 10s));
-         // Several node timeouts: calls gave up on the slot in motion, and the attempt waits on.
-         co_await sleep_for(1500ms);
-         BOOST_TEST(!done.is_set(), "ended while the slot moved: " << ec.message());
+      locksmith::test::task_group tasks{ioc};
+      locksmith::test::event done{ioc};
+      error_code ec;
+      lease l;
+      tasks.spawn(lock_into(c, name, {.ttl = 10s, .wait = 60s}, ec, l, [&] { done.set(); }));
+      BOOST_REQUIRE(co_await eventually([&] { return motion_errors(f) > met_before; }, 10s));
+      // Several node timeouts: calls gave up on the slot in motion, and the attempt waits on.
+      co_await sleep_for(1500ms);
+      BOOST_TEST(!done.is_set(), "ended while the slot moved: " << ec.message());
 
-         cluster.migrate_keys(slot, 0, 1);
-         cluster.end_migration(slot, 1);
-         BOOST_REQUIRE(co_await done.wait(30s));
-         BOOST_TEST(!ec, ec.message());
-         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
-         BOOST_TEST(l.fencing_token() > fence_before);
-         co_await c.async_unlock(l);
-         BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == "(nil)");
-         co_await c.async_close();
-      }(),
-      90s);
+      cluster.migrate_keys(slot, 0, 1);
+      cluster.end_migration(slot, 1);
+      BOOST_REQUIRE(co_await done.wait(30s));
+      BOOST_TEST(!ec, ec.message());
+      BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
+      BOOST_TEST(l.fencing_token() > fence_before);
+      co_await c.async_unlock(l);
+      BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == "(nil)");
+      co_await c.async_close();
+   }());
 }
 
 }  // namespace
@@ -148,56 +144,53 @@ BOOST_AUTO_TEST_CASE(renewals_outlast_a_slot_move_longer_than_a_node_timeout)
 {
    locksmith::client c{ioc.get_executor(), test_config({cluster.url()}, 300ms)};
    locksmith::lock_options const opts{.ttl = 4s, .wait = 10s};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (std::string const kind : {"permit", "reentrant", "read", "lock"}) {
-            BOOST_TEST_CONTEXT(kind)
-            {
-               auto const name = name_on(0);
-               auto const slot = slot_of(name);
-               // The key that holds the lease, which each renewal sets the TTL of, and the key
-               // moved ahead of the others.
-               auto const held_in =
-                  kind == "read" ? prefixed(locksmith::detail::readers_key, name) : lock_key(name);
-               auto moved = held_in;
-               lease l;
-               if (kind == "permit") {
-                  l = co_await c.async_acquire_permit(name, 2, opts);
-               } else if (kind == "reentrant") {
-                  l = co_await c.async_lock_reentrant(name, "me", opts);
-                  moved = prefixed(locksmith::detail::holds_key, name);
-               } else if (kind == "read") {
-                  l = co_await c.async_read_lock(name, opts);
-               } else {
-                  l = co_await c.async_lock(name, opts);
-               }
-               auto const others = fill_slot(*this, name, 0, 100);
-               cluster.mark_migration(slot, 0, 1);
-               cluster.migrate_keys(slot, 0, 1, {moved});
-               cluster.migrate_keys(slot, 0, 1, {others.begin(), others.begin() + 50});
-               auto const met_before = motion_errors(*this);
-               // The next renewal (every TTL/3) meets the move; then more than a node timeout.
-               BOOST_REQUIRE(
-                  co_await eventually([&] { return motion_errors(*this) > met_before; }, 10s));
-               co_await sleep_for(800ms);
-               BOOST_TEST(!l.lost());
-               cluster.migrate_keys(slot, 0, 1);
-               cluster.end_migration(slot, 1);
-               // Renewed on master 1 since: its TTL was set again after the move.
-               auto const renewed = [&] {
-                  auto const pttl = cluster.master(1).text({"PTTL", held_in});
-                  return std::stoll(pttl) > 3000;
-               };
-               BOOST_TEST(co_await eventually(renewed, 10s, 20ms));
-               BOOST_TEST(!l.lost());
-               BOOST_TEST(l.held());
-               co_await c.async_unlock(l);
+   run(ioc, 120s, [&]() -> asio::awaitable<void> {
+      for (std::string const kind : {"permit", "reentrant", "read", "lock"}) {
+         BOOST_TEST_CONTEXT(kind)
+         {
+            auto const name = name_on(0);
+            auto const slot = slot_of(name);
+            // The key that holds the lease, which each renewal sets the TTL of, and the key
+            // moved ahead of the others.
+            auto const held_in =
+               kind == "read" ? prefixed(locksmith::detail::readers_key, name) : lock_key(name);
+            auto moved = held_in;
+            lease l;
+            if (kind == "permit") {
+               l = co_await c.async_acquire_permit(name, 2, opts);
+            } else if (kind == "reentrant") {
+               l = co_await c.async_lock_reentrant(name, "me", opts);
+               moved = prefixed(locksmith::detail::holds_key, name);
+            } else if (kind == "read") {
+               l = co_await c.async_read_lock(name, opts);
+            } else {
+               l = co_await c.async_lock(name, opts);
             }
+            auto const others = fill_slot(*this, name, 0, 100);
+            cluster.mark_migration(slot, 0, 1);
+            cluster.migrate_keys(slot, 0, 1, {moved});
+            cluster.migrate_keys(slot, 0, 1, {others.begin(), others.begin() + 50});
+            auto const met_before = motion_errors(*this);
+            // The next renewal (every TTL/3) meets the move; then more than a node timeout.
+            BOOST_REQUIRE(
+               co_await eventually([&] { return motion_errors(*this) > met_before; }, 10s));
+            co_await sleep_for(800ms);
+            BOOST_TEST(!l.lost());
+            cluster.migrate_keys(slot, 0, 1);
+            cluster.end_migration(slot, 1);
+            // Renewed on master 1 since: its TTL was set again after the move.
+            auto const renewed = [&] {
+               auto const pttl = cluster.master(1).text({"PTTL", held_in});
+               return std::stoll(pttl) > 3000;
+            };
+            BOOST_TEST(co_await eventually(renewed, 10s, 20ms));
+            BOOST_TEST(!l.lost());
+            BOOST_TEST(l.held());
+            co_await c.async_unlock(l);
          }
-         co_await c.async_close();
-      }(),
-      120s);
+      }
+      co_await c.async_close();
+   }());
 }
 
 // Unlocks issued while their slot is migrating: a reentrant hold whose keys are split (the lock
@@ -211,45 +204,42 @@ BOOST_AUTO_TEST_CASE(an_unlock_issued_while_its_slot_migrates_lands_when_it_comp
    conf.close_timeout = 20s;
    locksmith::client c{ioc.get_executor(), conf};
    locksmith::lock_options const opts{.ttl = 30s, .wait = 10s};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (bool const fair : {false, true}) {
-            BOOST_TEST_CONTEXT("fair " << fair)
-            {
-               auto const name = name_on(0);
-               auto const slot = slot_of(name);
-               auto o = opts;
-               o.fair = fair;
-               lease l;
-               if (fair)
-                  l = co_await c.async_lock(name, o);
-               else
-                  l = co_await c.async_lock_reentrant(name, "me", o);
-               fill_slot(*this, name, 0, 100);
-               cluster.mark_migration(slot, 0, 1);
-               if (!fair)
-                  cluster.migrate_keys(slot, 0, 1, {lock_key(name)});
-               auto const met_before = motion_errors(*this);
-               auto [ec] = co_await c.async_unlock(l, asio::as_tuple(asio::use_awaitable));
-               BOOST_TEST_MESSAGE("unlock while the slot moves: " << ec.message());
-               BOOST_TEST(ec != error_code{error::unexpected_reply}, ec.message());
-               BOOST_TEST(motion_errors(*this) > met_before);
-               // Sent again meanwhile; the key stays where it was until the move ends.
-               co_await sleep_for(500ms);
-               cluster.migrate_keys(slot, 0, 1);
-               cluster.end_migration(slot, 1);
-               auto const gone = [&] {
-                  return cluster.master(1).text({"EXISTS", lock_key(name)}) == "0" &&
-                         cluster.master(1).text(
-                            {"EXISTS", prefixed(locksmith::detail::holds_key, name)}) == "0";
-               };
-               BOOST_TEST(co_await eventually(gone, 15s, 20ms));
-            }
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      for (bool const fair : {false, true}) {
+         BOOST_TEST_CONTEXT("fair " << fair)
+         {
+            auto const name = name_on(0);
+            auto const slot = slot_of(name);
+            auto o = opts;
+            o.fair = fair;
+            lease l;
+            if (fair)
+               l = co_await c.async_lock(name, o);
+            else
+               l = co_await c.async_lock_reentrant(name, "me", o);
+            fill_slot(*this, name, 0, 100);
+            cluster.mark_migration(slot, 0, 1);
+            if (!fair)
+               cluster.migrate_keys(slot, 0, 1, {lock_key(name)});
+            auto const met_before = motion_errors(*this);
+            auto [ec] = co_await c.async_unlock(l, asio::as_tuple(asio::use_awaitable));
+            BOOST_TEST_MESSAGE("unlock while the slot moves: " << ec.message());
+            BOOST_TEST(ec != error_code{error::unexpected_reply}, ec.message());
+            BOOST_TEST(motion_errors(*this) > met_before);
+            // Sent again meanwhile; the key stays where it was until the move ends.
+            co_await sleep_for(500ms);
+            cluster.migrate_keys(slot, 0, 1);
+            cluster.end_migration(slot, 1);
+            auto const gone = [&] {
+               return cluster.master(1).text({"EXISTS", lock_key(name)}) == "0" &&
+                      cluster.master(1).text(
+                         {"EXISTS", prefixed(locksmith::detail::holds_key, name)}) == "0";
+            };
+            BOOST_TEST(co_await eventually(gone, 15s, 20ms));
          }
-         co_await c.async_close();
-      }(),
-      90s);
+      }
+      co_await c.async_close();
+   }());
 }
 
 // config::wait_replicas = 1 with a replica as the only seed: the first calls, sent before the
@@ -263,27 +253,24 @@ BOOST_FIXTURE_TEST_CASE(wait_replicas_works_with_a_replica_as_the_seed, failover
    conf.wait_replicas = 1;
    locksmith::client c{ioc.get_executor(), conf};
    std::vector<std::string> const names{name_on(0), name_on(1), name_on(2)};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::test::task_group tasks{ioc};
-         countdown all{ioc, 3};
-         std::vector<lease> held(3);
-         std::vector<error_code> ecs(3);
-         for (std::size_t i = 0; i < names.size(); ++i)
-            tasks.spawn(lock_into(c, names[i], {.ttl = 10s, .wait = 20s}, ecs[i], held[i],
-                                  [&] { all.done(); }));
-         BOOST_REQUIRE(co_await all.all_done.wait(40s));
-         // The calls went out before the map was known: the replica redirected them.
-         BOOST_TEST(error_count(cluster.replica(0), "MOVED") > 0);
-         for (std::size_t i = 0; i < names.size(); ++i) {
-            BOOST_TEST(!ecs[i], ecs[i].message());
-            BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == held[i].token());
-            co_await c.async_unlock(held[i]);
-         }
-         co_await c.async_close();
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      locksmith::test::task_group tasks{ioc};
+      countdown all{ioc, 3};
+      std::vector<lease> held(3);
+      std::vector<error_code> ecs(3);
+      for (std::size_t i = 0; i < names.size(); ++i)
+         tasks.spawn(lock_into(c, names[i], {.ttl = 10s, .wait = 20s}, ecs[i], held[i],
+                               [&] { all.done(); }));
+      BOOST_REQUIRE(co_await all.all_done.wait(40s));
+      // The calls went out before the map was known: the replica redirected them.
+      BOOST_TEST(error_count(cluster.replica(0), "MOVED") > 0);
+      for (std::size_t i = 0; i < names.size(); ++i) {
+         BOOST_TEST(!ecs[i], ecs[i].message());
+         BOOST_TEST(cluster.master(i).text({"GET", lock_key(names[i])}) == held[i].token());
+         co_await c.async_unlock(held[i]);
+      }
+      co_await c.async_close();
+   }());
 }
 
 // config::wait_replicas = 1 after a manual failover (CLUSTER FAILOVER) of master 0: the old
@@ -297,32 +284,29 @@ BOOST_FIXTURE_TEST_CASE(wait_replicas_follows_moved_from_an_old_master_now_a_rep
    conf.wait_replicas = 1;
    locksmith::client c{ioc.get_executor(), conf};
    auto const name = name_on(0);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s});
-         BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
-         co_await c.async_unlock(l);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s});
+      BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_unlock(l);
 
-         BOOST_TEST(cluster.replica(0).text({"CLUSTER", "FAILOVER"}) == "OK");
-         auto const swapped = [&] {
-            return cluster.master(0).text({"INFO", "replication"}).find("role:slave") !=
-                      std::string::npos &&
-                   promoted(0, 1);
-         };
-         BOOST_REQUIRE(co_await eventually(swapped, 30s, 20ms));
-         auto const moved_before = error_count(cluster.master(0), "MOVED");
+      BOOST_TEST(cluster.replica(0).text({"CLUSTER", "FAILOVER"}) == "OK");
+      auto const swapped = [&] {
+         return cluster.master(0).text({"INFO", "replication"}).find("role:slave") !=
+                   std::string::npos &&
+                promoted(0, 1);
+      };
+      BOOST_REQUIRE(co_await eventually(swapped, 30s, 20ms));
+      auto const moved_before = error_count(cluster.master(0), "MOVED");
 
-         auto [ec, again] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s},
-                                                  asio::as_tuple(asio::use_awaitable));
-         BOOST_TEST(!ec, ec.message());
-         BOOST_TEST(error_count(cluster.master(0), "MOVED") > moved_before);
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == again.token());
-         co_await c.async_unlock(again);
-         BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
-         co_await c.async_close();
-      }(),
-      60s);
+      auto [ec, again] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s},
+                                               asio::as_tuple(asio::use_awaitable));
+      BOOST_TEST(!ec, ec.message());
+      BOOST_TEST(error_count(cluster.master(0), "MOVED") > moved_before);
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == again.token());
+      co_await c.async_unlock(again);
+      BOOST_TEST(cluster.replica(0).text({"GET", lock_key(name)}) == "(nil)");
+      co_await c.async_close();
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

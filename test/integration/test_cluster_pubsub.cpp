@@ -13,10 +13,7 @@ namespace test_cluster_pubsub {
 
 namespace {
 
-using locksmith::test::calls_of;
-using locksmith::test::cluster_fixture;
-using locksmith::test::outcome;
-using locksmith::test::wait_for_lock;
+using namespace locksmith::test;
 
 // Client a holds `name` (TTL 30 s) while client b waits for it (subscribe, `wait`). Once b is
 // sharded-subscribed at master `first` and has tried twice, `meanwhile` runs and names the master
@@ -32,32 +29,29 @@ void wake_by_sharded_release(
    outcome wb;
    locksmith::test::event b_done{f.ioc};
    task_group tasks{f.ioc};
-   run(
-      f.ioc,
-      [&]() -> asio::awaitable<void> {
-         auto la = co_await a.async_lock(name, {.ttl = 30s, .wait = 10s});
-         auto const locked_at = clock_type::now();
-         tasks.spawn(wait_for_lock(b, name, locksmith::test::subscribe(30s, wait), wb, b_done));
-         BOOST_REQUIRE(co_await eventually(
-            [&] { return f.shard_subscribers(first, channel) == 1 && wb.diag.attempts >= 2; }, 10s,
-            20ms));
-         auto const at = co_await meanwhile(wb);
-         BOOST_TEST(!b_done.is_set());
+   run(f.ioc, 40s, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name, {.ttl = 30s, .wait = 10s});
+      auto const locked_at = clock_type::now();
+      tasks.spawn(wait_for_lock(b, name, locksmith::test::subscribe(30s, wait), wb, b_done));
+      BOOST_REQUIRE(co_await eventually(
+         [&] { return f.shard_subscribers(first, channel) == 1 && wb.diag.attempts >= 2; }, 10s,
+         20ms));
+      auto const at = co_await meanwhile(wb);
+      BOOST_TEST(!b_done.is_set());
 
-         auto const spublished = calls_of(cluster.master(at).commandstats(), "spublish");
-         auto const unlocked_at = clock_type::now();
-         co_await a.async_unlock(la);
-         BOOST_REQUIRE(co_await b_done.wait(10s));
-         BOOST_TEST_MESSAGE("wake latency: " << to_ms(*wb.at - unlocked_at) << " ms");
-         BOOST_TEST(!wb.ec);
-         BOOST_TEST((*wb.at - locked_at < 25s));  // the holder's key would have lived 30 s
-         BOOST_TEST(cluster.master(at).text({"GET", lock_key(name)}) == wb.held.token());
-         BOOST_TEST(calls_of(cluster.master(at).commandstats(), "spublish") > spublished);
-         co_await b.async_unlock(wb.held);
-         co_await a.async_close();
-         co_await b.async_close();
-      }(),
-      40s);
+      auto const spublished = calls_of(cluster.master(at).commandstats(), "spublish");
+      auto const unlocked_at = clock_type::now();
+      co_await a.async_unlock(la);
+      BOOST_REQUIRE(co_await b_done.wait(10s));
+      BOOST_TEST_MESSAGE("wake latency: " << to_ms(*wb.at - unlocked_at) << " ms");
+      BOOST_TEST(!wb.ec);
+      BOOST_TEST((*wb.at - locked_at < 25s));  // the holder's key would have lived 30 s
+      BOOST_TEST(cluster.master(at).text({"GET", lock_key(name)}) == wb.held.token());
+      BOOST_TEST(calls_of(cluster.master(at).commandstats(), "spublish") > spublished);
+      co_await b.async_unlock(wb.held);
+      co_await a.async_close();
+      co_await b.async_close();
+   }());
 }
 
 }  // namespace

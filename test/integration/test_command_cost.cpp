@@ -67,7 +67,6 @@ BOOST_AUTO_TEST_CASE(one_release_wakes_one_contender_per_process)
    constexpr int clients = 3, per_client = 5;
    locksmith::client a{ioc.get_executor(), cfg()};
    auto const cs = make_clients(ioc, cfg(), clients);
-   auto const name = unique_key();
    int failures = 0;
    countdown finished{ioc, clients * per_client};
    std::vector<locksmith::report> heads(clients);
@@ -85,36 +84,32 @@ BOOST_AUTO_TEST_CASE(one_release_wakes_one_contender_per_process)
       finished.done();
    };
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto la = co_await a.async_lock(name, {.ttl = 30s});
-         for (int k = 0; k < clients; ++k) {
-            tasks.spawn(waiter(k, 0));
-            BOOST_REQUIRE(co_await eventually([&] { return heads[k].attempts >= 2; }));
-         }
-         for (int k = 0; k < clients; ++k)
-            for (int i = 1; i < per_client; ++i)
-               tasks.spawn(waiter(k, i));
-         co_await yield();
-         BOOST_TEST(numsub(channel(name)) == clients);
-         auto const before = srv.commandstats();
-         co_await a.async_unlock(la);
-         BOOST_REQUIRE(co_await finished.all_done.wait(20s));
-         auto const cost = cost_between(before, srv.commandstats());
-         constexpr int acquisitions = clients * per_client;
-         BOOST_TEST_MESSAGE("handoff of " << acquisitions << " acquisitions: " << cost.evalsha
-                                          << " EVALSHA (" << double(cost.evalsha) / acquisitions
-                                          << " per acquisition), " << cost.sent
-                                          << " commands sent, " << cost.all
-                                          << " with those of the scripts");
-         BOOST_TEST(failures == 0);
-         // Waking every waiter would make each release cost one try per waiter left (up to 14).
-         BOOST_TEST(cost.evalsha <= 6 * acquisitions);
-         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name, {.ttl = 30s});
+      for (int k = 0; k < clients; ++k) {
+         tasks.spawn(waiter(k, 0));
+         BOOST_REQUIRE(co_await eventually([&] { return heads[k].attempts >= 2; }));
+      }
+      for (int k = 0; k < clients; ++k)
+         for (int i = 1; i < per_client; ++i)
+            tasks.spawn(waiter(k, i));
+      co_await yield();
+      BOOST_TEST(numsub(channel(name)) == clients);
+      auto const before = srv.commandstats();
+      co_await a.async_unlock(la);
+      BOOST_REQUIRE(co_await finished.all_done.wait(20s));
+      auto const cost = cost_between(before, srv.commandstats());
+      constexpr int acquisitions = clients * per_client;
+      BOOST_TEST_MESSAGE("handoff of " << acquisitions << " acquisitions: " << cost.evalsha
+                                       << " EVALSHA (" << double(cost.evalsha) / acquisitions
+                                       << " per acquisition), " << cost.sent << " commands sent, "
+                                       << cost.all << " with those of the scripts");
+      BOOST_TEST(failures == 0);
+      // Waking every waiter would make each release cost one try per waiter left (up to 14).
+      BOOST_TEST(cost.evalsha <= 6 * acquisitions);
+      BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+   }());
 }
 
 // 2 clients x 2 workers take one key 20 times each, holding it 0, 1 or 100 ms: the commands per
@@ -134,37 +129,33 @@ BOOST_AUTO_TEST_CASE(commands_per_acquisition_do_not_grow_with_the_hold)
          workload w{ioc, unique_key(std::to_string(hold.count()) + "ms"), clients * per_client,
                     rounds, hold};
          task_group tasks{ioc};
-         run(
-            ioc,
-            [&]() -> asio::awaitable<void> {
-               // Connected (HELLO done) before counting.
-               for (auto& c : cs) {
-                  auto l = co_await c->async_lock(unique_key("warm-up"));
-                  co_await c->async_unlock(l);
-               }
-               auto const before = srv.commandstats();
-               auto const t0 = clock_type::now();
-               for (auto& c : cs)
-                  for (int j = 0; j < per_client; ++j)
-                     tasks.spawn(w.worker(*c));
-               BOOST_REQUIRE(co_await w.finished.all_done.wait(60s));
-               auto const elapsed = clock_type::now() - t0;
-               // The last unsubscribe goes out after the last unlock: count it too.
-               BOOST_TEST(co_await eventually([&] { return numsub(channel(w.name)) == 0; }));
-               auto const cost = cost_between(before, srv.commandstats());
-               BOOST_TEST_MESSAGE(
-                  "hold " << hold.count() << " ms: " << acquisitions << " acquisitions in "
-                          << to_ms(elapsed) << " ms; per acquisition "
-                          << double(cost.sent) / acquisitions << " commands sent ("
-                          << double(cost.evalsha) / acquisitions << " EVALSHA), "
-                          << double(cost.all) / acquisitions << " with those run by the scripts");
-               BOOST_TEST(w.failures == 0);
-               BOOST_TEST(cost.sent <= 8 * acquisitions);
-               BOOST_TEST(cost.all <=
-                          20 * acquisitions);  // ~4 script calls, each 5 commands at most
-               sent_per_acquisition.push_back(double(cost.sent) / acquisitions);
-            }(),
-            90s);
+         run(ioc, 90s, [&]() -> asio::awaitable<void> {
+            // Connected (HELLO done) before counting.
+            for (auto& c : cs) {
+               auto l = co_await c->async_lock(unique_key("warm-up"));
+               co_await c->async_unlock(l);
+            }
+            auto const before = srv.commandstats();
+            auto const t0 = clock_type::now();
+            for (auto& c : cs)
+               for (int j = 0; j < per_client; ++j)
+                  tasks.spawn(w.worker(*c));
+            BOOST_REQUIRE(co_await w.finished.all_done.wait(60s));
+            auto const elapsed = clock_type::now() - t0;
+            // The last unsubscribe goes out after the last unlock: count it too.
+            BOOST_TEST(co_await eventually([&] { return numsub(channel(w.name)) == 0; }));
+            auto const cost = cost_between(before, srv.commandstats());
+            BOOST_TEST_MESSAGE(
+               "hold " << hold.count() << " ms: " << acquisitions << " acquisitions in "
+                       << to_ms(elapsed) << " ms; per acquisition "
+                       << double(cost.sent) / acquisitions << " commands sent ("
+                       << double(cost.evalsha) / acquisitions << " EVALSHA), "
+                       << double(cost.all) / acquisitions << " with those run by the scripts");
+            BOOST_TEST(w.failures == 0);
+            BOOST_TEST(cost.sent <= 8 * acquisitions);
+            BOOST_TEST(cost.all <= 20 * acquisitions);  // ~4 script calls, each 5 commands at most
+            sent_per_acquisition.push_back(double(cost.sent) / acquisitions);
+         }());
       }
    }
    // Constant: holding 100 times longer costs (almost) nothing more.

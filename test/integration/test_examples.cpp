@@ -38,6 +38,16 @@ spawned_process run_example(std::string const& name, redis_server const& srv,
    return spawned_process(std::string{LOCKSMITH_EXAMPLES_DIR} + "/" + name, std::move(args));
 }
 
+// The stdout of the example, run on `srv`, which must exit 0 within `deadline`: else the case
+// stops, with its stderr.
+std::string output_of(std::string const& name, redis_server const& srv,
+                      std::chrono::seconds deadline = 30s)
+{
+   auto p = run_example(name, srv);
+   BOOST_TEST_REQUIRE(p.wait(deadline) == 0, p.err());
+   return p.out();
+}
+
 // Every key on the server, sorted, one per line.
 std::string keys(redis_server const& srv)
 {
@@ -201,9 +211,7 @@ BOOST_AUTO_TEST_CASE(cron_once_without_redis_does_not_run_the_job, *utf::timeout
 BOOST_AUTO_TEST_CASE(fencing_token_storage_refuses_the_stale_write, *utf::timeout(60))
 {
    redis_server srv;
-   auto p = run_example("fencing_token", srv);
-   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
-   auto const out = p.out();
+   auto const out = output_of("fencing_token", srv);
    auto const accepted = numbers(out, R"(B: write with fence (\d+) accepted)");
    auto const refused = numbers(out, R"(A: write with fence (\d+) REFUSED)");
    BOOST_TEST_REQUIRE(accepted.size() == 1u, out);
@@ -223,9 +231,7 @@ BOOST_AUTO_TEST_CASE(fencing_token_storage_refuses_the_stale_write, *utf::timeou
 BOOST_AUTO_TEST_CASE(fair_lock_serves_customers_in_their_order_of_arrival, *utf::timeout(60))
 {
    redis_server srv;
-   auto p = run_example("fair_lock", srv);
-   BOOST_TEST_REQUIRE(p.wait(30s) == 0, p.err());
-   auto const out = p.out();
+   auto const out = output_of("fair_lock", srv);
    BOOST_TEST(numbers(out, R"(customer (\d+) served)") == (std::vector<std::uint64_t>{1, 2, 3, 4}),
               boost::test_tools::per_element());
    auto const fences = numbers(out, R"(served \(fencing token (\d+)\))");
@@ -237,9 +243,7 @@ BOOST_AUTO_TEST_CASE(fair_lock_serves_customers_in_their_order_of_arrival, *utf:
 BOOST_AUTO_TEST_CASE(semaphore_holds_at_most_two_permits, *utf::timeout(60))
 {
    redis_server srv;
-   auto p = run_example("semaphore", srv);
-   BOOST_TEST_REQUIRE(p.wait(40s) == 0, p.err());
-   auto const out = p.out();
+   auto const out = output_of("semaphore", srv, 40s);
    auto const held = numbers(out, R"(, (\d+) held here)");
    BOOST_TEST(held.size() == 18u, out);  // 6 callers x 3 rounds
    BOOST_TEST(*std::max_element(held.begin(), held.end()) <= 2u, out);

@@ -60,19 +60,16 @@ void waiters_in_their_order_of_arrival(asio::io_context& ioc, locksmith::config 
    auto queued_everywhere = [&](long long k) {
       return queued_on(servers.begin(), servers.end(), name, k);
    };
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await clients[0]->async_lock(name, fair());
-         fences.push_back(held.fencing_token());
-         for (int i = 0; i < n; ++i) {
-            tasks.spawn(waiter(i));
-            BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(i + 1); }, 10s));
-         }
-         co_await clients[0]->async_unlock(held);
-         BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto held = co_await clients[0]->async_lock(name, fair());
+      fences.push_back(held.fencing_token());
+      for (int i = 0; i < n; ++i) {
+         tasks.spawn(waiter(i));
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(i + 1); }, 10s));
+      }
+      co_await clients[0]->async_unlock(held);
+      BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
+   }());
    BOOST_TEST(order == (std::vector<int>{0, 1, 2, 3, 4}));
    BOOST_TEST(std::is_sorted(fences.begin(), fences.end()));
    BOOST_TEST((std::adjacent_find(fences.begin(), fences.end()) == fences.end()));
@@ -118,17 +115,14 @@ turns_seen turns(asio::io_context& ioc, locksmith::config const& cfg,
       }
       finished.done();
    };
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (int i = 0; i < processes * workers; ++i)
-            tasks.spawn(worker(i));
-         asio::steady_timer t{ioc, run_for};
-         co_await t.async_wait(asio::use_awaitable);
-         stop = true;
-         BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      for (int i = 0; i < processes * workers; ++i)
+         tasks.spawn(worker(i));
+      asio::steady_timer t{ioc, run_for};
+      co_await t.async_wait(asio::use_awaitable);
+      stop = true;
+      BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
+   }());
    BOOST_TEST(overlaps == 0);
    BOOST_TEST(failures == 0);
    turns_seen seen{std::move(count)};
@@ -164,16 +158,11 @@ void four_processes_of_four_coroutines(std::vector<std::string> nodes, redis_ser
 {
    locksmith::test::counter_run const r{.nodes = std::move(nodes),
                                         .counter_port = counter.port(),
-                                        .name = unique_key("fair"),
-                                        .counter = unique_key("counter"),
-                                        .processes = 4,
                                         .workers = 4,
                                         .rounds = 10,
                                         .lock = fair(60s),
-                                        .record_turns = ordered,
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
+                                        .record_turns = ordered};
+   locksmith::test::run_and_check_children(r);
    BOOST_TEST(counter.text({"GET", r.counter}) == std::to_string(r.increments()));
    if (!ordered)
       return;
@@ -207,28 +196,20 @@ BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival)
 BOOST_AUTO_TEST_CASE(a_waiter_that_gives_up_leaves_the_queue)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await a.async_lock(name, fair());
-         auto [ec, l] = co_await b.async_lock(name, fair(300ms), tuple);
-         BOOST_TEST(ec == error::wait_timeout);
-         BOOST_TEST(co_await eventually([&] {
-            return srv.text({"LLEN", queue_key(name)}) == "0";
-         }));
-         auto [cec, cl] = co_await b.async_lock(name, fair(), asio::cancel_after(300ms, tuple));
-         BOOST_TEST(cec == asio::error::operation_aborted);
-         BOOST_TEST(co_await eventually([&] {
-            return srv.text({"LLEN", queue_key(name)}) == "0";
-         }));
-         co_await a.async_unlock(held);
-         BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
-         auto again = co_await b.async_lock(name, fair(0ms));
-         BOOST_TEST(again.held());
-         co_await b.async_unlock(again);
-      }(),
-      20s);
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      auto held = co_await a.async_lock(name, fair());
+      auto [ec, l] = co_await b.async_lock(name, fair(300ms), tuple);
+      BOOST_TEST(ec == error::wait_timeout);
+      BOOST_TEST(co_await eventually([&] { return srv.text({"LLEN", queue_key(name)}) == "0"; }));
+      auto [cec, cl] = co_await b.async_lock(name, fair(), asio::cancel_after(300ms, tuple));
+      BOOST_TEST(cec == asio::error::operation_aborted);
+      BOOST_TEST(co_await eventually([&] { return srv.text({"LLEN", queue_key(name)}) == "0"; }));
+      co_await a.async_unlock(held);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      auto again = co_await b.async_lock(name, fair(0ms));
+      BOOST_TEST(again.held());
+      co_await b.async_unlock(again);
+   }());
 }
 
 // Only the waiter the lock was handed to is woken: the others make no request for it.
@@ -236,41 +217,37 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_only_the_waiter_it_hands_the_lock_to)
 {
    load_scripts(srv);
    auto clients = make_clients(ioc, cfg(), 4);
-   auto const name = unique_key();
    task_group tasks{ioc};
    std::vector<lease> got(4);
    auto wait = [&](int i) -> asio::awaitable<void> {
       got[i] = co_await clients[i]->async_lock(name, fair());
    };
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await clients[0]->async_lock(name, fair());
-         for (int i = 1; i < 4; ++i) {
-            tasks.spawn(wait(i));
-            BOOST_TEST_REQUIRE(co_await eventually(
-               [&] {
-                  return srv.text({"LLEN", queue_key(name)}) == std::to_string(i);
-               },
-               10s));
-         }
-         auto const before = calls("evalsha");
-         co_await clients[0]->async_unlock(held);
-         BOOST_TEST_REQUIRE(co_await eventually([&] { return got[1].held(); }, 10s));
-         // The release and the first waiter's one try, not one try per waiter (the waiters also
-         // try every 500 ms to keep their place, which a slow machine may hit: at most one more
-         // each).
-         auto const spent = calls("evalsha") - before;
-         BOOST_TEST_MESSAGE("requests for one handoff with 3 waiters: " << spent);
-         BOOST_TEST(spent >= 2);
-         BOOST_TEST(spent <= 4);
-         BOOST_TEST(!got[2].held());
-         for (int i = 1; i < 4; ++i) {
-            BOOST_TEST_REQUIRE(co_await eventually([&] { return got[i].held(); }, 10s));
-            co_await clients[i]->async_unlock(got[i]);
-         }
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      auto held = co_await clients[0]->async_lock(name, fair());
+      for (int i = 1; i < 4; ++i) {
+         tasks.spawn(wait(i));
+         BOOST_TEST_REQUIRE(co_await eventually(
+            [&] {
+               return srv.text({"LLEN", queue_key(name)}) == std::to_string(i);
+            },
+            10s));
+      }
+      auto const before = calls("evalsha");
+      co_await clients[0]->async_unlock(held);
+      BOOST_TEST_REQUIRE(co_await eventually([&] { return got[1].held(); }, 10s));
+      // The release and the first waiter's one try, not one try per waiter (the waiters also
+      // try every 500 ms to keep their place, which a slow machine may hit: at most one more
+      // each).
+      auto const spent = calls("evalsha") - before;
+      BOOST_TEST_MESSAGE("requests for one handoff with 3 waiters: " << spent);
+      BOOST_TEST(spent >= 2);
+      BOOST_TEST(spent <= 4);
+      BOOST_TEST(!got[2].held());
+      for (int i = 1; i < 4; ++i) {
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return got[i].held(); }, 10s));
+         co_await clients[i]->async_unlock(got[i]);
+      }
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns)
@@ -291,11 +268,10 @@ BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_and_queue_order_on_one_node
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_FIXTURE_TEST_SUITE(fair_lock_redlock, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(fair_lock_redlock, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival_on_five_nodes)
 {
-   start(5);
    waiters_in_their_order_of_arrival(ioc, cfg(1s), all());
 }
 
@@ -307,7 +283,6 @@ BOOST_AUTO_TEST_CASE(waiters_take_it_in_their_order_of_arrival_on_five_nodes)
 // end, which costs it a turn at most.
 BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
 {
-   start(5);
    auto const seen = turns(ioc, cfg(1s), 3s);
    auto const [lo, hi] = std::minmax_element(seen.count.begin(), seen.count.end());
    BOOST_TEST_MESSAGE("acquisitions per worker in 3 s on 5 nodes: "
@@ -323,8 +298,6 @@ BOOST_AUTO_TEST_CASE(four_clients_of_four_coroutines_take_turns_on_five_nodes)
 // and join again at their end, behind the later waiter.)
 BOOST_AUTO_TEST_CASE(a_split_vote_keeps_the_waiters_place)
 {
-   start(5);
-   auto const name = unique_key();
    auto clients = make_clients(ioc, cfg(1s), 3);
    std::vector<int> order;
    task_group tasks{ioc};
@@ -344,22 +317,19 @@ BOOST_AUTO_TEST_CASE(a_split_vote_keeps_the_waiters_place)
       auto const at = stats.find("cmdstat_evalsha:calls=");
       return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 22));
    };
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await clients[0]->async_lock(name, fair());
-         servers[0]->command({"DEL", lock_key(name)});
-         tasks.spawn(waiter(0));
-         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued(1); }, 10s));
-         tasks.spawn(waiter(1));
-         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued(2); }, 10s));
-         // Both try again a few times meanwhile (each waiter at least every 500 ms).
-         auto const calls = evalsha_calls();
-         BOOST_TEST_REQUIRE(co_await eventually([&] { return evalsha_calls() >= calls + 8; }, 10s));
-         co_await clients[0]->async_unlock(held);
-         BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto held = co_await clients[0]->async_lock(name, fair());
+      servers[0]->command({"DEL", lock_key(name)});
+      tasks.spawn(waiter(0));
+      BOOST_TEST_REQUIRE(co_await eventually([&] { return queued(1); }, 10s));
+      tasks.spawn(waiter(1));
+      BOOST_TEST_REQUIRE(co_await eventually([&] { return queued(2); }, 10s));
+      // Both try again a few times meanwhile (each waiter at least every 500 ms).
+      auto const calls = evalsha_calls();
+      BOOST_TEST_REQUIRE(co_await eventually([&] { return evalsha_calls() >= calls + 8; }, 10s));
+      co_await clients[0]->async_unlock(held);
+      BOOST_TEST_REQUIRE(co_await finished.all_done.wait(30s));
+   }());
    BOOST_TEST(order == (std::vector<int>{0, 1}));
    for (auto const& s : servers) {
       BOOST_TEST(s->text({"EXISTS", lock_key(name)}) == "0");
@@ -369,7 +339,6 @@ BOOST_AUTO_TEST_CASE(a_split_vote_keeps_the_waiters_place)
 
 BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
 {
-   start(5);
    redis_server counter;
    four_processes_of_four_coroutines(cfg(1s).nodes, counter, false);
 }
@@ -381,8 +350,6 @@ BOOST_AUTO_TEST_CASE(processes_keep_mutual_exclusion_on_five_nodes)
 // draw lots and queue again.
 BOOST_AUTO_TEST_CASE(a_three_way_split_of_the_heads_is_resolved)
 {
-   start(5);
-   auto const name = unique_key();
    auto clients = make_clients(ioc, cfg(1s), 4);
    std::vector<int> order;
    task_group tasks{ioc};
@@ -399,27 +366,24 @@ BOOST_AUTO_TEST_CASE(a_three_way_split_of_the_heads_is_resolved)
       return queued_on(servers.begin(), servers.end(), name, k);
    };
    auto const t0 = clock_type::now();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await clients[0]->async_lock(name, fair());
-         for (int i = 0; i < 3; ++i) {
-            tasks.spawn(waiter(i));
-            BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(i + 1); }, 10s));
-         }
-         auto const q = servers[0]->command({"LRANGE", queue_key(name), "0", "-1"});
-         auto const a = q.elements[0].str, b = q.elements[1].str, c = q.elements[2].str;
-         for (int n : {2, 3})
-            servers[n]->command({"RPUSH", queue_key(name) + ":x", b, a, c});
-         servers[4]->command({"RPUSH", queue_key(name) + ":x", c, a, b});
-         for (int n : {2, 3, 4}) {
-            servers[n]->command({"PEXPIRE", queue_key(name) + ":x", "60000"});
-            servers[n]->command({"RENAME", queue_key(name) + ":x", queue_key(name)});
-         }
-         co_await clients[0]->async_unlock(held);
-         BOOST_TEST(co_await finished.all_done.wait(40s));
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto held = co_await clients[0]->async_lock(name, fair());
+      for (int i = 0; i < 3; ++i) {
+         tasks.spawn(waiter(i));
+         BOOST_TEST_REQUIRE(co_await eventually([&] { return queued_everywhere(i + 1); }, 10s));
+      }
+      auto const q = servers[0]->command({"LRANGE", queue_key(name), "0", "-1"});
+      auto const a = q.elements[0].str, b = q.elements[1].str, c = q.elements[2].str;
+      for (int n : {2, 3})
+         servers[n]->command({"RPUSH", queue_key(name) + ":x", b, a, c});
+      servers[4]->command({"RPUSH", queue_key(name) + ":x", c, a, b});
+      for (int n : {2, 3, 4}) {
+         servers[n]->command({"PEXPIRE", queue_key(name) + ":x", "60000"});
+         servers[n]->command({"RENAME", queue_key(name) + ":x", queue_key(name)});
+      }
+      co_await clients[0]->async_unlock(held);
+      BOOST_TEST(co_await finished.all_done.wait(40s));
+   }());
    BOOST_TEST_MESSAGE("order " << order.size() << " after " << to_ms(clock_type::now() - t0));
    BOOST_TEST(order.size() == 3u);
 }

@@ -18,7 +18,6 @@ BOOST_FIXTURE_TEST_SUITE(fence, server_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(extend_sets_the_fence_key_beyond_the_new_ttl)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = 10s});
       auto const pttl = [&](std::string const& key) { return std::stoll(srv.text({"PTTL", key})); };
@@ -45,37 +44,33 @@ BOOST_AUTO_TEST_CASE(extend_sets_the_fence_key_beyond_the_new_ttl)
 BOOST_AUTO_TEST_CASE(a_lease_renewed_past_the_fence_keys_first_expiry_keeps_the_fence)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    // A fence minted by a server whose clock said 2100 (µs since 1970, below 2^53).
    std::uint64_t const ahead = 4'102'444'800'000'000;
    srv.text({"SET", fence_key(name), std::to_string(ahead), "PX", "120000"});
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         constexpr auto ttl = 1s;
-         auto l = co_await a.async_lock(name, {.ttl = ttl});
-         BOOST_TEST_REQUIRE(l.fencing_token() == ahead + 1);
-         // The fence key's first expiry, brought near: the old extend would let it pass.
-         BOOST_TEST_REQUIRE(srv.text({"PEXPIRE", fence_key(name), "1500"}) == "1");
-         auto const expiry = clock_type::now() + 1500ms;
-         // Wait, with a deadline, for a renewal that starts after that expiry.
-         auto const deadline = clock_type::now() + 10s;
-         while (l.valid_until() <= expiry + ttl && l.held() && clock_type::now() < deadline)
-            co_await sleep(5ms);
-         BOOST_TEST_REQUIRE(l.held());
-         BOOST_TEST_REQUIRE((l.valid_until() > expiry + ttl),
-                            "no renewal after the fence key's expiry");
-         auto const fence_left = std::stoll(srv.text({"PTTL", fence_key(name)}));
-         BOOST_TEST_MESSAGE("fence key after renewals past its first expiry: " << fence_left
-                                                                               << " ms left");
-         BOOST_TEST(fence_left > std::chrono::milliseconds{fence_linger}.count());
-         BOOST_TEST(srv.text({"GET", fence_key(name)}) == std::to_string(ahead + 1));
-         co_await a.async_unlock(l);
-         auto next = co_await b.async_lock(name, {.ttl = ttl});
-         BOOST_TEST(next.fencing_token() > l.fencing_token());  // the server's clock alone: ~1.7e15
-         co_await b.async_unlock(next);
-      }(),
-      20s);
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      constexpr auto ttl = 1s;
+      auto l = co_await a.async_lock(name, {.ttl = ttl});
+      BOOST_TEST_REQUIRE(l.fencing_token() == ahead + 1);
+      // The fence key's first expiry, brought near: the old extend would let it pass.
+      BOOST_TEST_REQUIRE(srv.text({"PEXPIRE", fence_key(name), "1500"}) == "1");
+      auto const expiry = clock_type::now() + 1500ms;
+      // Wait, with a deadline, for a renewal that starts after that expiry.
+      auto const deadline = clock_type::now() + 10s;
+      while (l.valid_until() <= expiry + ttl && l.held() && clock_type::now() < deadline)
+         co_await sleep(5ms);
+      BOOST_TEST_REQUIRE(l.held());
+      BOOST_TEST_REQUIRE((l.valid_until() > expiry + ttl),
+                         "no renewal after the fence key's expiry");
+      auto const fence_left = std::stoll(srv.text({"PTTL", fence_key(name)}));
+      BOOST_TEST_MESSAGE("fence key after renewals past its first expiry: " << fence_left
+                                                                            << " ms left");
+      BOOST_TEST(fence_left > std::chrono::milliseconds{fence_linger}.count());
+      BOOST_TEST(srv.text({"GET", fence_key(name)}) == std::to_string(ahead + 1));
+      co_await a.async_unlock(l);
+      auto next = co_await b.async_lock(name, {.ttl = ttl});
+      BOOST_TEST(next.fencing_token() > l.fencing_token());  // the server's clock alone: ~1.7e15
+      co_await b.async_unlock(next);
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -17,10 +17,7 @@
 
 namespace test_herd {
 
-using locksmith::test::outcome;
-using locksmith::test::subscribe;
-using locksmith::test::subscribe_fixture;
-using locksmith::test::wait_for_lock;
+using namespace locksmith::test;
 
 namespace {
 
@@ -99,36 +96,33 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
    auto const channel = locksmith::detail::release_channel("locksmith:", s.name);
    locksmith::test::blocking_client listener{"127.0.0.1", std::to_string(srv.port()), 10s};
    listener.command({"SUBSCRIBE", channel});
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await s.start(subscribe(30s, 60s));
-         BOOST_TEST(s.done_now().empty());
-         // Tries before the first release: two, or three on a loaded machine, where a try may
-         // run between the confirmations of the name's channel and of the process's own.
-         std::vector<std::size_t> before;
-         for (auto const& w : s.waiters)
-            before.push_back(w->out.diag.attempts);
-         co_await s.holder.async_unlock(held);
-         for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
-            // One more waiter takes the lock, and no other moves meanwhile.
-            BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() == n; }, 10s));
-            auto* last = std::find_if(s.waiters.begin(), s.waiters.end(), [](auto const& w) {
-                            return w->done.is_set() && w->out.held.held();
-                         })->get();
-            BOOST_TEST(!last->out.ec, last->out.ec.message());
-            BOOST_TEST(srv.text({"ZCARD", waiters_key(s.name)}) ==
-                       std::to_string(s.waiters.size() - n));
-            co_await last->c.async_unlock(last->out.held);
-         }
-         for (std::size_t i = 0; i < s.waiters.size(); ++i) {
-            auto const tries = s.waiters[i]->out.diag.attempts;
-            BOOST_TEST_MESSAGE("tries of a waiter: " << before[i] << " + " << tries - before[i]);
-            BOOST_TEST(tries - before[i] == 1u);  // the one its own message caused
-         }
-         BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto held = co_await s.start(subscribe(30s, 60s));
+      BOOST_TEST(s.done_now().empty());
+      // Tries before the first release: two, or three on a loaded machine, where a try may
+      // run between the confirmations of the name's channel and of the process's own.
+      std::vector<std::size_t> before;
+      for (auto const& w : s.waiters)
+         before.push_back(w->out.diag.attempts);
+      co_await s.holder.async_unlock(held);
+      for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
+         // One more waiter takes the lock, and no other moves meanwhile.
+         BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() == n; }, 10s));
+         auto* last = std::find_if(s.waiters.begin(), s.waiters.end(), [](auto const& w) {
+                         return w->done.is_set() && w->out.held.held();
+                      })->get();
+         BOOST_TEST(!last->out.ec, last->out.ec.message());
+         BOOST_TEST(srv.text({"ZCARD", waiters_key(s.name)}) ==
+                    std::to_string(s.waiters.size() - n));
+         co_await last->c.async_unlock(last->out.held);
+      }
+      for (std::size_t i = 0; i < s.waiters.size(); ++i) {
+         auto const tries = s.waiters[i]->out.diag.attempts;
+         BOOST_TEST_MESSAGE("tries of a waiter: " << before[i] << " + " << tries - before[i]);
+         BOOST_TEST(tries - before[i] == 1u);  // the one its own message caused
+      }
+      BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
+   }());
    srv.text({"PUBLISH", channel, "end"});
    std::vector<std::string> heard;
    for (auto m = listener.receive(); m.elements.at(2).str != "end"; m = listener.receive())
@@ -144,36 +138,32 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
 BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_waiters)
 {
    locksmith::client holder{ioc.get_executor(), cfg()}, quitter{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    asio::cancellation_signal cancel;
    error_code ended;
    event done{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await holder.async_lock(name, {.ttl = 30s});
-         quitter.async_lock(name, subscribe(30s, 60s),
-                            asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, lease) {
-                               ended = ec;
-                               done.set();
-                            }));
-         BOOST_REQUIRE(co_await eventually(
-            [&] {
-               return srv.text({"ZCARD", waiters_key(name)}) == "1";
-            },
-            10s));
-         BOOST_TEST(std::stoll(srv.text({"PTTL", waiters_key(name)})) > 20'000);
-         cancel.emit(asio::cancellation_type::terminal);
-         BOOST_REQUIRE(co_await done.wait(10s));
-         BOOST_TEST(ended == asio::error::operation_aborted, ended.message());
-         BOOST_TEST(co_await eventually(
-            [&] {
-               return srv.text({"EXISTS", waiters_key(name)}) == "0";
-            },
-            10s));
-         co_await holder.async_unlock(held);
-      }(),
-      40s);
+   run(ioc, 40s, [&]() -> asio::awaitable<void> {
+      auto held = co_await holder.async_lock(name, {.ttl = 30s});
+      quitter.async_lock(name, subscribe(30s, 60s),
+                         asio::bind_cancellation_slot(cancel.slot(), [&](error_code ec, lease) {
+                            ended = ec;
+                            done.set();
+                         }));
+      BOOST_REQUIRE(co_await eventually(
+         [&] {
+            return srv.text({"ZCARD", waiters_key(name)}) == "1";
+         },
+         10s));
+      BOOST_TEST(std::stoll(srv.text({"PTTL", waiters_key(name)})) > 20'000);
+      cancel.emit(asio::cancellation_type::terminal);
+      BOOST_REQUIRE(co_await done.wait(10s));
+      BOOST_TEST(ended == asio::error::operation_aborted, ended.message());
+      BOOST_TEST(co_await eventually(
+         [&] {
+            return srv.text({"EXISTS", waiters_key(name)}) == "0";
+         },
+         10s));
+      co_await holder.async_unlock(held);
+   }());
 }
 
 // A release names a waiter that is gone (a crashed process's registration, written here by
@@ -183,34 +173,31 @@ BOOST_AUTO_TEST_CASE(a_named_waiter_that_is_gone_strands_nobody)
 {
    three_waiters s{*this};
    s.holder_ttl = 6s;  // renewed: the least a 1 s node timeout allows
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await s.start(subscribe(30s, 60s));
-         // A registration that ends just before the first of theirs: the release names it.
-         srv.text({"EVAL",
-                   "local m = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES') "
-                   "return redis.call('ZADD', KEYS[1], tonumber(m[2]) - 1, 'ghost')",
-                   "1", waiters_key(s.name)});
-         BOOST_REQUIRE(srv.text({"ZCARD", waiters_key(s.name)}) == "4");
-         auto const released = clock_type::now();
-         co_await s.holder.async_unlock(held);
-         BOOST_REQUIRE(co_await eventually([&] { return !s.done_now().empty(); }, 15s));
-         auto* first = s.done_now().front();
-         BOOST_TEST_MESSAGE("first grant " << to_ms(*first->out.at - released)
-                                           << " ms after the release that named a ghost");
-         BOOST_TEST(!first->out.ec, first->out.ec.message());
-         BOOST_TEST((*first->out.at - released < 15s));
-         for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
-            BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() >= n; }, 15s));
-            for (auto* w : s.done_now())
-               if (w->out.held.held())
-                  co_await w->c.async_unlock(w->out.held);
-         }
-         for (auto const& w : s.waiters)
-            BOOST_TEST(!w->out.ec, w->out.ec.message());
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto held = co_await s.start(subscribe(30s, 60s));
+      // A registration that ends just before the first of theirs: the release names it.
+      srv.text({"EVAL",
+                "local m = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES') "
+                "return redis.call('ZADD', KEYS[1], tonumber(m[2]) - 1, 'ghost')",
+                "1", waiters_key(s.name)});
+      BOOST_REQUIRE(srv.text({"ZCARD", waiters_key(s.name)}) == "4");
+      auto const released = clock_type::now();
+      co_await s.holder.async_unlock(held);
+      BOOST_REQUIRE(co_await eventually([&] { return !s.done_now().empty(); }, 15s));
+      auto* first = s.done_now().front();
+      BOOST_TEST_MESSAGE("first grant " << to_ms(*first->out.at - released)
+                                        << " ms after the release that named a ghost");
+      BOOST_TEST(!first->out.ec, first->out.ec.message());
+      BOOST_TEST((*first->out.at - released < 15s));
+      for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
+         BOOST_REQUIRE(co_await eventually([&] { return s.done_now().size() >= n; }, 15s));
+         for (auto* w : s.done_now())
+            if (w->out.held.held())
+               co_await w->c.async_unlock(w->out.held);
+      }
+      for (auto const& w : s.waiters)
+         BOOST_TEST(!w->out.ec, w->out.ec.message());
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -190,31 +190,28 @@ BOOST_AUTO_TEST_CASE(two_gateways_sell_exactly_one_unit_per_key)
    auto const item = unique_item();
    std::map<std::string, std::set<std::string>> answers;  // by key
    std::string before1, before2, after1, after2;
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         co_await g1.started();
-         co_await g2.started();
-         auto const first1 = co_await http(g1.port(), "GET", "/metrics");
-         before1 = first1.body;
-         auto const first2 = co_await http(g2.port(), "GET", "/metrics");
-         before2 = first2.body;
-         task_group buyers{ioc};
-         for (int i = 0; i < 200; ++i)
-            buyers.spawn(buy_into(answers, i % 2 ? g2.port() : g1.port(), item,
-                                  "order-" + std::to_string(i % 20)));
-         BOOST_TEST(co_await eventually([&] { return buyers.running() == 0; }, 50s));
-         BOOST_TEST(srv.text({"GET", "stock:" + item}) == "980");
-         // A retry, long after: the same answer, and nothing more sold.
-         auto const again = co_await buy(g2.port(), item, "order-7");
-         BOOST_TEST(answers["order-7"].count(again.body) == 1u, again.body);
-         BOOST_TEST(srv.text({"GET", "stock:" + item}) == "980");
-         auto const last1 = co_await http(g1.port(), "GET", "/metrics");
-         after1 = last1.body;
-         auto const last2 = co_await http(g2.port(), "GET", "/metrics");
-         after2 = last2.body;
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      co_await g1.started();
+      co_await g2.started();
+      auto const first1 = co_await http(g1.port(), "GET", "/metrics");
+      before1 = first1.body;
+      auto const first2 = co_await http(g2.port(), "GET", "/metrics");
+      before2 = first2.body;
+      task_group buyers{ioc};
+      for (int i = 0; i < 200; ++i)
+         buyers.spawn(buy_into(answers, i % 2 ? g2.port() : g1.port(), item,
+                               "order-" + std::to_string(i % 20)));
+      BOOST_TEST(co_await eventually([&] { return buyers.running() == 0; }, 50s));
+      BOOST_TEST(srv.text({"GET", "stock:" + item}) == "980");
+      // A retry, long after: the same answer, and nothing more sold.
+      auto const again = co_await buy(g2.port(), item, "order-7");
+      BOOST_TEST(answers["order-7"].count(again.body) == 1u, again.body);
+      BOOST_TEST(srv.text({"GET", "stock:" + item}) == "980");
+      auto const last1 = co_await http(g1.port(), "GET", "/metrics");
+      after1 = last1.body;
+      auto const last2 = co_await http(g2.port(), "GET", "/metrics");
+      after2 = last2.body;
+   }());
    BOOST_TEST(answers.size() == 20u);
    std::set<std::string> lefts;
    for (auto const& [key, bodies] : answers) {
@@ -236,46 +233,42 @@ BOOST_AUTO_TEST_CASE(a_frozen_gateways_late_write_is_refused_by_its_fence)
    gateway_process frozen{ioc, srv, {"--stock", "5", "--ttl-ms", "1000", "--hold-ms", "60000"}};
    gateway_process other{ioc, srv, {"--stock", "5", "--ttl-ms", "1000"}};
    auto const item = unique_item();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         co_await frozen.started();
-         co_await other.started();
-         std::optional<http_answer> late;
-         bool answered = false;
-         auto const late_target = "/buy/" + item;
-         asio::co_spawn(ioc, http(frozen.port(), "POST", late_target, "late"),
-                        [&](std::exception_ptr, http_answer a) {
-                           late = std::move(a);
-                           answered = true;
-                        });
-         auto const prefix = "holding " + item;
-         auto const holding = co_await frozen.line(prefix);
-         frozen.freeze();  // it holds the lock, has read the stock, and has not written
-         // The other gateway waits for the frozen one's key to expire, then sells.
-         auto const sold = co_await buy(other.port(), item, "on-time");
-         BOOST_TEST(sold.status == 200, sold.body);
-         BOOST_TEST(sold.body.find(R"("left":4)") != std::string::npos, sold.body);
-         auto const fence = srv.text({"GET", "fence:" + item});
-         BOOST_TEST(std::stoull(holding.substr(holding.rfind(' ') + 1)) < std::stoull(fence));
-         frozen.thaw();  // its write goes out now, with the old fence
-         BOOST_TEST_REQUIRE(co_await eventually([&] { return answered; }, 10s));
-         auto const refused = late.value_or(http_answer{});
-         BOOST_TEST(refused.status == 503, refused.body);
-         BOOST_TEST(refused.body.find(R"("write_refused":true)") != std::string::npos,
-                    refused.body);
-         BOOST_TEST(srv.text({"GET", "stock:" + item}) == "4");
-         BOOST_TEST(srv.text({"GET", "fence:" + item}) == fence);
-         BOOST_TEST(srv.text({"EXISTS", "idem:" + item + ":late"}) == "0");
-         // The buyer retries the refused purchase elsewhere: now it sells.
-         auto const retried = co_await buy(other.port(), item, "late");
-         BOOST_TEST(retried.body.find(R"("left":3)") != std::string::npos, retried.body);
-         auto const scraped = co_await http(frozen.port(), "GET", "/metrics");
-         auto const m = parse_prometheus(scraped.body);
-         // Its watchdog, woken past the validity, declared the lease lost.
-         BOOST_TEST(m.value("locksmith_leases_lost_total").value_or(-1) == 1.0);
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      co_await frozen.started();
+      co_await other.started();
+      std::optional<http_answer> late;
+      bool answered = false;
+      auto const late_target = "/buy/" + item;
+      asio::co_spawn(ioc, http(frozen.port(), "POST", late_target, "late"),
+                     [&](std::exception_ptr, http_answer a) {
+                        late = std::move(a);
+                        answered = true;
+                     });
+      auto const prefix = "holding " + item;
+      auto const holding = co_await frozen.line(prefix);
+      frozen.freeze();  // it holds the lock, has read the stock, and has not written
+      // The other gateway waits for the frozen one's key to expire, then sells.
+      auto const sold = co_await buy(other.port(), item, "on-time");
+      BOOST_TEST(sold.status == 200, sold.body);
+      BOOST_TEST(sold.body.find(R"("left":4)") != std::string::npos, sold.body);
+      auto const fence = srv.text({"GET", "fence:" + item});
+      BOOST_TEST(std::stoull(holding.substr(holding.rfind(' ') + 1)) < std::stoull(fence));
+      frozen.thaw();  // its write goes out now, with the old fence
+      BOOST_TEST_REQUIRE(co_await eventually([&] { return answered; }, 10s));
+      auto const refused = late.value_or(http_answer{});
+      BOOST_TEST(refused.status == 503, refused.body);
+      BOOST_TEST(refused.body.find(R"("write_refused":true)") != std::string::npos, refused.body);
+      BOOST_TEST(srv.text({"GET", "stock:" + item}) == "4");
+      BOOST_TEST(srv.text({"GET", "fence:" + item}) == fence);
+      BOOST_TEST(srv.text({"EXISTS", "idem:" + item + ":late"}) == "0");
+      // The buyer retries the refused purchase elsewhere: now it sells.
+      auto const retried = co_await buy(other.port(), item, "late");
+      BOOST_TEST(retried.body.find(R"("left":3)") != std::string::npos, retried.body);
+      auto const scraped = co_await http(frozen.port(), "GET", "/metrics");
+      auto const m = parse_prometheus(scraped.body);
+      // Its watchdog, woken past the validity, declared the lease lost.
+      BOOST_TEST(m.value("locksmith_leases_lost_total").value_or(-1) == 1.0);
+   }());
 }
 
 // A gateway on 4 threads (a strand per connection, one lock client) and 8 threads of buyers,
@@ -288,7 +281,7 @@ BOOST_AUTO_TEST_CASE(a_frozen_gateways_late_write_is_refused_by_its_fence)
 BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
 {
    gateway_process gw{ioc, srv, {"--stock", "1000", "--threads", "4"}};
-   run(ioc, gw.started(), 30s);
+   run(ioc, 30s, gw.started());
    auto const shared = unique_item();
    constexpr int buyers = 8, rounds = 20;
    struct purchase {
@@ -316,7 +309,7 @@ BOOST_AUTO_TEST_CASE(a_gateway_on_4_threads_serves_8_threads_of_buyers)
             }
          };
          try {
-            run(own, purchases(), 120s);
+            run(own, 120s, purchases());
          } catch (std::exception const& e) {
             failed[t] = e.what();
          }

@@ -179,14 +179,11 @@ void every_kind(asio::io_context& ioc, locksmith::config const& cfg)
    locksmith::client a{ioc.get_executor(), cfg};
    locksmith::client b{ioc.get_executor(), cfg};
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         co_await lock_and_fair(ioc, a, b, tasks);
-         co_await semaphore_and_reentrant(a);
-         co_await read_write(ioc, a, b, tasks);
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      co_await lock_and_fair(ioc, a, b, tasks);
+      co_await semaphore_and_reentrant(a);
+      co_await read_write(ioc, a, b, tasks);
+   }());
 }
 
 }  // namespace
@@ -217,7 +214,6 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused)
 // A key of a type that no primitive writes reads as `other`, held by nobody.
 BOOST_AUTO_TEST_CASE(a_foreign_key_reads_as_other)
 {
-   auto const name = unique_key();
    srv.command({"HSET", lock_key(name), "f", "v"});
    locksmith::client c{ioc.get_executor(), cfg()};
    run(ioc, [&]() -> asio::awaitable<void> {
@@ -229,11 +225,10 @@ BOOST_AUTO_TEST_CASE(a_foreign_key_reads_as_other)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_FIXTURE_TEST_SUITE(inspect_redlock, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(inspect_redlock, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(every_kind_on_five_nodes)
 {
-   start(5);
    every_kind(ioc, cfg(1s));
 }
 
@@ -241,8 +236,6 @@ BOOST_AUTO_TEST_CASE(every_kind_on_five_nodes)
 // that answered say what they hold.
 BOOST_AUTO_TEST_CASE(too_few_nodes_answer)
 {
-   start(5);
-   auto const name = unique_key();
    locksmith::client c{ioc.get_executor(), cfg(200ms)};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = 20s});

@@ -204,16 +204,13 @@ void every_kind(asio::io_context& ioc, locksmith::config const& cfg,
    locksmith::client b{ioc.get_executor(), cfg};
    task_group tasks{ioc};
    tag = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         co_await lock_and_fair(ioc, a, b, tasks);
-         co_await semaphore_and_reentrant(a);
-         co_await read_write(a);
-         for (auto* s : servers)
-            BOOST_TEST(co_await eventually([&] { return !stored_anywhere(*s, tag); }, 5s, 20ms));
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      co_await lock_and_fair(ioc, a, b, tasks);
+      co_await semaphore_and_reentrant(a);
+      co_await read_write(a);
+      for (auto* s : servers)
+         BOOST_TEST(co_await eventually([&] { return !stored_anywhere(*s, tag); }, 5s, 20ms));
+   }());
 }
 
 }  // namespace
@@ -228,7 +225,6 @@ BOOST_AUTO_TEST_CASE(every_kind_shows_its_label_on_one_node)
 // A lease dropped unreleased (no renewal) expires with its label: nothing of it stays behind.
 BOOST_AUTO_TEST_CASE(the_label_goes_with_the_expiry)
 {
-   auto const name = unique_key();
    tag.clear();
    auto const who = label("expires");
    locksmith::client c{ioc.get_executor(), cfg()};
@@ -251,7 +247,6 @@ BOOST_AUTO_TEST_CASE(the_label_goes_with_the_expiry)
 // server sees no command); the longest label is taken.
 BOOST_AUTO_TEST_CASE(a_bad_label_is_refused)
 {
-   auto const name = unique_key();
    locksmith::client c{ioc.get_executor(), cfg()};
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const before = calls("evalsha") + calls("eval") + calls("set");
@@ -279,11 +274,10 @@ BOOST_AUTO_TEST_CASE(a_bad_label_is_refused)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_FIXTURE_TEST_SUITE(inspect_owner_redlock, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(inspect_owner_redlock, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(every_kind_shows_its_label_on_five_nodes)
 {
-   start(5);
    every_kind(ioc, cfg(1s), all());
 }
 
@@ -294,7 +288,6 @@ BOOST_FIXTURE_TEST_SUITE(inspect_owner_cluster, locksmith::test::cluster_fixture
 
 BOOST_AUTO_TEST_CASE(a_lock_shows_its_label_on_a_cluster)
 {
-   auto const name = unique_key();
    auto const who = label("cluster");
    locksmith::client c{ioc.get_executor(), cfg()};
    run(ioc, [&]() -> asio::awaitable<void> {

@@ -49,19 +49,16 @@ static void counter_is_exact(server_fixture& f, locksmith::wait_strategy_type st
       }
       ++finished;
    };
-   run(
-      f.ioc,
-      [&]() -> asio::awaitable<void> {
-         for (auto& c : cs)
-            for (int j = 0; j < per_client; ++j)
-               asio::co_spawn(f.ioc, worker(*c), asio::detached);
-         asio::steady_timer t{f.ioc};
-         while (finished < clients * per_client) {
-            t.expires_after(1ms);
-            co_await t.async_wait();
-         }
-      }(),
-      120s);
+   run(f.ioc, 120s, [&]() -> asio::awaitable<void> {
+      for (auto& c : cs)
+         for (int j = 0; j < per_client; ++j)
+            asio::co_spawn(f.ioc, worker(*c), asio::detached);
+      asio::steady_timer t{f.ioc};
+      while (finished < clients * per_client) {
+         t.expires_after(1ms);
+         co_await t.async_wait();
+      }
+   }());
    data.cancel();
    // Its run ends on the io_context: let it, before the connection goes.
    BOOST_TEST(run(f.ioc, eventually([&] { return data_stopped; })));
@@ -82,7 +79,6 @@ BOOST_AUTO_TEST_CASE(counter_is_exact_with_subscribe)
 BOOST_AUTO_TEST_CASE(lease_carries_token_fence_and_validity)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const before = std::chrono::steady_clock::now();
       auto l1 = co_await c.async_lock(name, {.ttl = 10s});
@@ -113,7 +109,6 @@ BOOST_AUTO_TEST_CASE(lease_carries_token_fence_and_validity)
 BOOST_AUTO_TEST_CASE(a_second_owner_is_refused_until_release)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name);
       auto [ec1, lb1] = co_await b.async_try_lock(name, {}, tuple);
@@ -137,7 +132,6 @@ BOOST_AUTO_TEST_CASE(a_second_owner_is_refused_until_release)
 BOOST_AUTO_TEST_CASE(wrong_token_cannot_release_or_extend)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30ms, .renew = false});
@@ -166,7 +160,6 @@ BOOST_AUTO_TEST_CASE(wrong_token_cannot_release_or_extend)
 BOOST_AUTO_TEST_CASE(unlock_after_expiry_says_expired)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = 20ms, .renew = false});
       BOOST_REQUIRE(co_await key_disappears(lock_key(name)));
@@ -187,7 +180,6 @@ BOOST_AUTO_TEST_CASE(unlock_after_expiry_says_expired)
 BOOST_AUTO_TEST_CASE(an_expired_unrenewed_lease_frees_the_name_locally)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto old = co_await c.async_lock(name, {.ttl = 100ms, .renew = false});
       co_await c.async_extend(old, 1s);  // moves the expiry: still held at 300 ms
@@ -208,7 +200,6 @@ BOOST_AUTO_TEST_CASE(an_expired_unrenewed_lease_frees_the_name_locally)
 BOOST_AUTO_TEST_CASE(extend_moves_ttl_and_validity)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = 1s});
       auto const before = l.valid_until();
@@ -224,7 +215,6 @@ BOOST_AUTO_TEST_CASE(extend_moves_ttl_and_validity)
 BOOST_AUTO_TEST_CASE(noscript_falls_back_to_eval)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name);
       co_await c.async_unlock(l);

@@ -9,7 +9,6 @@ BOOST_FIXTURE_TEST_SUITE(single_node_faults, server_fixture, *needs_redis_server
 BOOST_AUTO_TEST_CASE(cancelling_a_waiter_leaves_no_key)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name);
       for (auto strategy : {locksmith::wait_strategy_type{locksmith::wait_strategy::spin{}},
@@ -75,7 +74,6 @@ BOOST_AUTO_TEST_CASE(cancellation_racing_a_successful_set_releases_it)
 BOOST_AUTO_TEST_CASE(server_down_fails_within_the_wait)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name);  // connected once
       co_await c.async_unlock(l);
@@ -114,7 +112,6 @@ BOOST_AUTO_TEST_CASE(server_never_reachable_fails_with_connection_problem)
 BOOST_AUTO_TEST_CASE(frozen_server_fails_within_the_wait)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name);
       co_await c.async_unlock(l);
@@ -174,7 +171,6 @@ BOOST_AUTO_TEST_CASE(bad_input_is_invalid_argument_before_any_io)
 BOOST_AUTO_TEST_CASE(wrongtype_key_gives_the_server_message)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    srv.text({"RPUSH", lock_key(name), "x"});
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::report diag;

@@ -57,7 +57,6 @@ BOOST_FIXTURE_TEST_SUITE(observability, server_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(a_holder_and_a_waiter_are_counted)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       // A holder that never renews nor unlocks: the waiter wakes when its key is due to expire.
       auto held = co_await a.async_lock(name, {.ttl = 1s, .renew = false});
@@ -90,7 +89,6 @@ BOOST_AUTO_TEST_CASE(a_holder_and_a_waiter_are_counted)
 BOOST_AUTO_TEST_CASE(a_renewal_records_the_validity_it_had_left)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    constexpr auto ttl = 600ms;
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = ttl});
@@ -125,49 +123,41 @@ BOOST_FIXTURE_TEST_CASE(a_waiter_woken_by_a_release_counts_a_message_wake,
                         locksmith::test::subscribe_fixture)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    locksmith::test::outcome wb;
    event b_done{ioc};
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await a.async_lock(name, {.ttl = 30s});
-         tasks.spawn(locksmith::test::wait_for_lock(b, name, locksmith::test::subscribe(5s, 20s),
-                                                    wb, b_done));
-         BOOST_TEST_REQUIRE(co_await sleeps_subscribed(name, wb.diag));
-         auto const before = b.metrics().wakes;
-         auto const unlocked_at = clock_type::now();
-         co_await a.async_unlock(held);
-         BOOST_TEST_REQUIRE(co_await b_done.wait(10s));
-         BOOST_TEST_REQUIRE(!wb.ec, wb.ec.message());
-         BOOST_TEST((*wb.at - unlocked_at < 10s));  // the holder's key would have lived 30 s
-         auto const after = b.metrics().wakes;
-         BOOST_TEST(after.message == before.message + 1);
-         BOOST_TEST(after.ttl_timer == 0u);
-         BOOST_TEST(after.spin == 0u);
-         co_await b.async_unlock(wb.held);
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      auto held = co_await a.async_lock(name, {.ttl = 30s});
+      tasks.spawn(
+         locksmith::test::wait_for_lock(b, name, locksmith::test::subscribe(5s, 20s), wb, b_done));
+      BOOST_TEST_REQUIRE(co_await sleeps_subscribed(name, wb.diag));
+      auto const before = b.metrics().wakes;
+      auto const unlocked_at = clock_type::now();
+      co_await a.async_unlock(held);
+      BOOST_TEST_REQUIRE(co_await b_done.wait(10s));
+      BOOST_TEST_REQUIRE(!wb.ec, wb.ec.message());
+      BOOST_TEST((*wb.at - unlocked_at < 10s));  // the holder's key would have lived 30 s
+      auto const after = b.metrics().wakes;
+      BOOST_TEST(after.message == before.message + 1);
+      BOOST_TEST(after.ttl_timer == 0u);
+      BOOST_TEST(after.spin == 0u);
+      co_await b.async_unlock(wb.held);
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(a_lost_lease_is_counted_and_logged)
 {
    log_lines log;
    locksmith::client c{ioc.get_executor(), log.into(cfg())};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await c.async_lock(name, {.ttl = 400ms});
-         srv.pause();
-         auto [ec] = co_await l.async_wait_lost(asio::cancel_after(5s, tuple));
-         BOOST_TEST(!ec);
-         srv.resume();
-         auto [unlocked] = co_await c.async_unlock(l, tuple);
-         BOOST_TEST(unlocked == error::lease_lost);
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 400ms});
+      srv.pause();
+      auto [ec] = co_await l.async_wait_lost(asio::cancel_after(5s, tuple));
+      BOOST_TEST(!ec);
+      srv.resume();
+      auto [unlocked] = co_await c.async_unlock(l, tuple);
+      BOOST_TEST(unlocked == error::lease_lost);
+   }());
    auto const m = c.metrics();
    BOOST_TEST(m.leases_lost == 1u);
    BOOST_TEST(m.renewal_failures >= 1u);
@@ -180,7 +170,6 @@ BOOST_AUTO_TEST_CASE(a_noscript_fallback_is_logged)
 {
    log_lines log;
    locksmith::client c{ioc.get_executor(), log.into(cfg())};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name);  // the scripts are loaded by now
       srv.command({"SCRIPT", "FLUSH"});

@@ -48,11 +48,10 @@ locksmith::config with_default_quarantine(servers_fixture const& f)
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(restart_quarantine, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(restart_quarantine, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_passed)
 {
-   start(5);
    auto cfg = [&](std::chrono::milliseconds quarantine) {
       auto c = servers_fixture::cfg(200ms);
       c.restart_quarantine = quarantine;
@@ -64,81 +63,78 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
    auto const name = "quarantine/" + std::to_string(std::random_device{}());
    // No renewal, and a TTL within the quarantine: what the quarantine protects.
    auto const held = locksmith::lock_options{.ttl = 2s, .wait = 0s, .renew = false};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto la = co_await holder.async_lock(name, held);
-         // The old client found a fresh fleet (every server just started, none marked by a
-         // client): its nodes count at once, and it marks their runs as trusted.
-         auto [warm_ec, warm] = co_await old_client.async_lock(
-            name + "/warm-up", {.ttl = 2s, .wait = 10s, .renew = false}, tuple);
-         BOOST_REQUIRE(!warm_ec);
-         co_await old_client.async_unlock(warm, tuple);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto la = co_await holder.async_lock(name, held);
+      // The old client found a fresh fleet (every server just started, none marked by a
+      // client): its nodes count at once, and it marks their runs as trusted.
+      auto [warm_ec, warm] = co_await old_client.async_lock(
+         name + "/warm-up", {.ttl = 2s, .wait = 10s, .renew = false}, tuple);
+      BOOST_REQUIRE(!warm_ec);
+      co_await old_client.async_unlock(warm, tuple);
 
-         auto const before_restart = clock_type::now();
-         for (int i = 0; i < 3; ++i)
-            servers[i]->restart();
+      auto const before_restart = clock_type::now();
+      for (int i = 0; i < 3; ++i)
+         servers[i]->restart();
 
-         // The hazard: without quarantine, three empty nodes hand out the held lock.
-         {
-            locksmith::client careless{ioc.get_executor(), cfg(0ms)};
-            auto [ec, l] = co_await careless.async_try_lock(name, held, tuple);
-            BOOST_TEST(!ec, "without quarantine the held lock was taken: " << ec.message());
-            if (!ec)
-               co_await careless.async_unlock(l,
-                                              tuple);  // releases its keys on the 3 restarted nodes
-            co_await careless.async_close(tuple);
+      // The hazard: without quarantine, three empty nodes hand out the held lock.
+      {
+         locksmith::client careless{ioc.get_executor(), cfg(0ms)};
+         auto [ec, l] = co_await careless.async_try_lock(name, held, tuple);
+         BOOST_TEST(!ec, "without quarantine the held lock was taken: " << ec.message());
+         if (!ec)
+            co_await careless.async_unlock(l,
+                                           tuple);  // releases its keys on the 3 restarted nodes
+         co_await careless.async_close(tuple);
+      }
+
+      // With it: a new client and the old one (once reconnected) are refused.
+      {
+         locksmith::client fresh{ioc.get_executor(), cfg(quarantine)};
+         locksmith::report diag;
+         auto [ec, l] = co_await fresh.async_try_lock(name, with_report(held, diag), tuple);
+         BOOST_TEST(ec, "a new client took the held lock");
+         // The attempt ends as soon as the quorum is out of reach, before every node may have
+         // answered: a refusal is a restarted node's, and a restarted node never counts.
+         std::size_t refused = 0;
+         std::string each;
+         for (std::size_t i = 0; i < diag.nodes.size(); ++i) {
+            auto const& n = diag.nodes[i];
+            bool const in_quarantine = n.message.find("quarantine") != std::string::npos;
+            refused += in_quarantine ? 1 : 0;
+            BOOST_TEST((!in_quarantine || i < 3), "node " << i << " was not restarted");
+            BOOST_TEST((i >= 3 || n.vote != locksmith::node_vote::yes), "node " << i);
+            each += "\n  " + n.node + ": " + n.message;
          }
+         // The two nodes that kept the holder's key say no: a third vote against, a refusal,
+         // is what ends the attempt.
+         BOOST_TEST(refused >= 1u, each);
+         co_await fresh.async_close(tuple);
+      }
+      asio::steady_timer t{ioc};
+      for (auto until = clock_type::now() + 1s; clock_type::now() < until;) {
+         auto [ec, l] = co_await old_client.async_try_lock(name, held, tuple);
+         BOOST_TEST(ec,
+                    "the old client took the held lock "
+                       << std::chrono::duration<double>(clock_type::now() - before_restart).count()
+                       << " s after the restart");
+         if (!ec)
+            break;
+         t.expires_after(50ms);
+         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
 
-         // With it: a new client and the old one (once reconnected) are refused.
-         {
-            locksmith::client fresh{ioc.get_executor(), cfg(quarantine)};
-            locksmith::report diag;
-            auto [ec, l] = co_await fresh.async_try_lock(name, with_report(held, diag), tuple);
-            BOOST_TEST(ec, "a new client took the held lock");
-            // The attempt ends as soon as the quorum is out of reach, before every node may have
-            // answered: a refusal is a restarted node's, and a restarted node never counts.
-            std::size_t refused = 0;
-            std::string each;
-            for (std::size_t i = 0; i < diag.nodes.size(); ++i) {
-               auto const& n = diag.nodes[i];
-               bool const in_quarantine = n.message.find("quarantine") != std::string::npos;
-               refused += in_quarantine ? 1 : 0;
-               BOOST_TEST((!in_quarantine || i < 3), "node " << i << " was not restarted");
-               BOOST_TEST((i >= 3 || n.vote != locksmith::node_vote::yes), "node " << i);
-               each += "\n  " + n.node + ": " + n.message;
-            }
-            // The two nodes that kept the holder's key say no: a third vote against, a refusal,
-            // is what ends the attempt.
-            BOOST_TEST(refused >= 1u, each);
-            co_await fresh.async_close(tuple);
-         }
-         asio::steady_timer t{ioc};
-         for (auto until = clock_type::now() + 1s; clock_type::now() < until;) {
-            auto [ec, l] = co_await old_client.async_try_lock(name, held, tuple);
-            BOOST_TEST(
-               ec, "the old client took the held lock "
-                      << std::chrono::duration<double>(clock_type::now() - before_restart).count()
-                      << " s after the restart");
-            if (!ec)
-               break;
-            t.expires_after(50ms);
-            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-         }
-
-         // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
-         locksmith::report got;
-         auto [ec, lb] = co_await old_client.async_lock(
-            name, {.ttl = 2s, .wait = 15s, .renew = false, .diag = &got}, tuple);
-         BOOST_TEST(!ec, ec.message());
-         BOOST_TEST(
-            (clock_type::now() >= before_restart + quarantine),
-            "acquired " << std::chrono::duration<double>(clock_type::now() - before_restart).count()
-                        << " s after the restart: " << got.message());
-         co_await old_client.async_unlock(lb, tuple);
-         co_await holder.async_unlock(la, tuple);
-      }(),
-      60s);
+      // Once the quarantine has passed (and the holder's key has expired), it gets the lock.
+      locksmith::report got;
+      auto [ec, lb] = co_await old_client.async_lock(
+         name, {.ttl = 2s, .wait = 15s, .renew = false, .diag = &got}, tuple);
+      BOOST_TEST(!ec, ec.message());
+      BOOST_TEST(
+         (clock_type::now() >= before_restart + quarantine),
+         "acquired " << std::chrono::duration<double>(clock_type::now() - before_restart).count()
+                     << " s after the restart: " << got.message());
+      co_await old_client.async_unlock(lb, tuple);
+      co_await holder.async_unlock(la, tuple);
+   }());
 }
 
 // A fleet deployed a moment ago (every server young, none marked) is not a fleet restarted: a
@@ -147,54 +143,50 @@ BOOST_AUTO_TEST_CASE(restarted_nodes_do_not_vote_until_their_quarantine_has_pass
 // the quarantine, alone.
 BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
 {
-   start(5);
    auto cfg = with_default_quarantine(*this);
    auto const name = "fresh-fleet/" + std::to_string(std::random_device{}());
    auto const quick = locksmith::lock_options{.ttl = 5s, .wait = 5s, .renew = false};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::report got;
-         auto ec = co_await lock_once(ioc, cfg, name, quick, got);  // the first client
-         BOOST_TEST(!ec, ec.message() << ": " << got.message());
-         // Each mark names its own run first, then the fleet's (every run).
-         for (std::size_t i = 0; i < servers.size(); ++i) {
-            auto const m = servers[i]->text({"GET", mark_key});
-            BOOST_TEST(m.starts_with(run_id(*servers[i])), "server " << i << ": " << m);
-            for (auto const& s : servers)
-               BOOST_TEST(m.find(run_id(*s)) != std::string::npos, "server " << i << ": " << m);
-         }
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      locksmith::report got;
+      auto ec = co_await lock_once(ioc, cfg, name, quick, got);  // the first client
+      BOOST_TEST(!ec, ec.message() << ": " << got.message());
+      // Each mark names its own run first, then the fleet's (every run).
+      for (std::size_t i = 0; i < servers.size(); ++i) {
+         auto const m = servers[i]->text({"GET", mark_key});
+         BOOST_TEST(m.starts_with(run_id(*servers[i])), "server " << i << ": " << m);
+         for (auto const& s : servers)
+            BOOST_TEST(m.find(run_id(*s)) != std::string::npos, "server " << i << ": " << m);
+      }
 
-         ec = co_await lock_once(ioc, cfg, name, quick, got);  // a later one
-         BOOST_TEST(!ec, ec.message() << ": " << got.message());
+      ec = co_await lock_once(ioc, cfg, name, quick, got);  // a later one
+      BOOST_TEST(!ec, ec.message() << ": " << got.message());
 
-         servers[0]->restart();
-         BOOST_TEST(servers[0]->text({"EXISTS", mark_key}) == "0");
-         {
-            std::vector<std::string> warnings;
-            auto logged = cfg;
-            logged.logger = [&](locksmith::log_level l, std::string_view line) {
-               if (l == locksmith::log_level::warning &&
-                   line.find("restarted recently") != std::string_view::npos)
-                  warnings.emplace_back(line);
-            };
-            logged.min_log_level = locksmith::log_level::warning;
-            locksmith::client after{ioc.get_executor(), logged};
-            locksmith::report diag;
-            auto [ec, l] = co_await after.async_lock(name, with_report(quick, diag), tuple);
-            BOOST_TEST(!ec, ec.message() << ": " << diag.message());  // 4 of 5 is a quorum
-            BOOST_TEST((diag.nodes.at(0).vote != locksmith::node_vote::yes), diag.message());
-            // Node 0 alone sits out the quarantine (each node says so once, when it learns it).
-            BOOST_TEST(co_await eventually([&] { return !warnings.empty(); }));
-            BOOST_TEST(warnings.size() == 1u);
-            for (auto const& w : warnings)
-               BOOST_TEST(w.starts_with(servers[0]->url()), w);
-            if (!ec)
-               co_await after.async_unlock(l, tuple);
-            co_await after.async_close(tuple);
-         }
-      }(),
-      60s);
+      servers[0]->restart();
+      BOOST_TEST(servers[0]->text({"EXISTS", mark_key}) == "0");
+      {
+         std::vector<std::string> warnings;
+         auto logged = cfg;
+         logged.logger = [&](locksmith::log_level l, std::string_view line) {
+            if (l == locksmith::log_level::warning &&
+                line.find("restarted recently") != std::string_view::npos)
+               warnings.emplace_back(line);
+         };
+         logged.min_log_level = locksmith::log_level::warning;
+         locksmith::client after{ioc.get_executor(), logged};
+         locksmith::report diag;
+         auto [ec, l] = co_await after.async_lock(name, with_report(quick, diag), tuple);
+         BOOST_TEST(!ec, ec.message() << ": " << diag.message());  // 4 of 5 is a quorum
+         BOOST_TEST((diag.nodes.at(0).vote != locksmith::node_vote::yes), diag.message());
+         // Node 0 alone sits out the quarantine (each node says so once, when it learns it).
+         BOOST_TEST(co_await eventually([&] { return !warnings.empty(); }));
+         BOOST_TEST(warnings.size() == 1u);
+         for (auto const& w : warnings)
+            BOOST_TEST(w.starts_with(servers[0]->url()), w);
+         if (!ec)
+            co_await after.async_unlock(l, tuple);
+         co_await after.async_close(tuple);
+      }
+   }());
 }
 
 // Issue 24 (a): a client whose first contact with a new fleet meets it half marked by a
@@ -205,81 +197,68 @@ BOOST_AUTO_TEST_CASE(a_fresh_fleet_counts_at_once_and_a_restarted_node_does_not)
 // unmarked young nodes sit out their quarantine.
 BOOST_AUTO_TEST_CASE(a_new_fleet_half_marked_by_a_concurrent_first_client_counts_at_once)
 {
-   start(5);
    auto cfg = with_default_quarantine(*this);
    auto const name = "half-marked/" + std::to_string(std::random_device{}());
    auto const within = locksmith::lock_options{.ttl = 5s, .wait = 3s, .renew = false};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::report got;
-         auto ec = co_await lock_once(ioc, cfg, name, within, got);  // the first client
-         BOOST_TEST(!ec, ec.message() << ": " << got.message());
-         auto const first_mark = servers[0]->text({"GET", mark_key});
-         for (std::size_t i = 2; i < servers.size(); ++i)
-            BOOST_TEST(servers[i]->text({"DEL", mark_key}) == "1");
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      locksmith::report got;
+      auto ec = co_await lock_once(ioc, cfg, name, within, got);  // the first client
+      BOOST_TEST(!ec, ec.message() << ": " << got.message());
+      auto const first_mark = servers[0]->text({"GET", mark_key});
+      for (std::size_t i = 2; i < servers.size(); ++i)
+         BOOST_TEST(servers[i]->text({"DEL", mark_key}) == "1");
 
-         auto const t0 = clock_type::now();
-         ec = co_await lock_once(ioc, cfg, name, within, got);  // the concurrent one
-         BOOST_TEST(!ec, ec.message() << ": " << got.message());
-         BOOST_TEST_MESSAGE("half-marked fleet: locked in " << to_ms(clock_type::now() - t0)
-                                                            << " ms");
-         for (std::size_t i = 2; i < servers.size(); ++i)
-            BOOST_TEST(servers[i]->text({"GET", mark_key}).starts_with(run_id(*servers[i])));
-         BOOST_TEST(servers[0]->text({"GET", mark_key}) == first_mark);  // kept whole
-      }(),
-      60s);
+      auto const t0 = clock_type::now();
+      ec = co_await lock_once(ioc, cfg, name, within, got);  // the concurrent one
+      BOOST_TEST(!ec, ec.message() << ": " << got.message());
+      BOOST_TEST_MESSAGE("half-marked fleet: locked in " << to_ms(clock_type::now() - t0) << " ms");
+      for (std::size_t i = 2; i < servers.size(); ++i)
+         BOOST_TEST(servers[i]->text({"GET", mark_key}).starts_with(run_id(*servers[i])));
+      BOOST_TEST(servers[0]->text({"GET", mark_key}) == first_mark);  // kept whole
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(marks_of_single_runs_vouch_for_no_sibling)
 {
-   start(5);
    auto const cfg = with_default_quarantine(*this);
    for (std::size_t i = 0; i < 2; ++i)
       BOOST_TEST(servers[i]->text({"SET", mark_key, run_id(*servers[i])}) == "OK");
    auto const name = "single-marks/" + std::to_string(std::random_device{}());
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::report got;
-         auto const ec = co_await lock_once(ioc, cfg, name, {.ttl = 5s, .wait = 1s}, got);
-         BOOST_TEST((ec == error::wait_timeout || ec == error::quorum_unreachable),
-                    ec.message() << ": " << got.message());
-         std::size_t quarantined = 0;
-         for (auto const& n : got.nodes)
-            quarantined += n.message.find("in restart quarantine") != std::string::npos ? 1 : 0;
-         BOOST_TEST(quarantined >= 1u, got.message());
-         // The unmarked ones now hold a mark that vouches for no run: the fleet was in use.
-         for (std::size_t i = 2; i < servers.size(); ++i)
-            BOOST_TEST(servers[i]->text({"GET", mark_key}) == "-", "server " << i);
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      locksmith::report got;
+      auto const ec = co_await lock_once(ioc, cfg, name, {.ttl = 5s, .wait = 1s}, got);
+      BOOST_TEST((ec == error::wait_timeout || ec == error::quorum_unreachable),
+                 ec.message() << ": " << got.message());
+      std::size_t quarantined = 0;
+      for (auto const& n : got.nodes)
+         quarantined += n.message.find("in restart quarantine") != std::string::npos ? 1 : 0;
+      BOOST_TEST(quarantined >= 1u, got.message());
+      // The unmarked ones now hold a mark that vouches for no run: the fleet was in use.
+      for (std::size_t i = 2; i < servers.size(); ++i)
+         BOOST_TEST(servers[i]->text({"GET", mark_key}) == "-", "server " << i);
+   }());
 }
 
 // Issue 24 (a), as it was met: concurrent first clients of a new fleet. Each locks a name of its
 // own within a wait far shorter than the quarantine, whichever marks it meets.
 BOOST_AUTO_TEST_CASE(concurrent_first_clients_of_a_new_fleet_all_lock)
 {
-   start(5);
    auto const cfg = with_default_quarantine(*this);
    auto const name = "burst/" + std::to_string(std::random_device{}());
    std::vector<error_code> ecs(8);
    std::vector<std::string> why(8);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto client = [&](std::size_t i) -> asio::awaitable<void> {
-            locksmith::report got;
-            ecs[i] = co_await lock_once(ioc, cfg, name + "/" + std::to_string(i),
-                                        {.ttl = 5s, .wait = 5s, .renew = false}, got);
-            why[i] = got.message();
-         };
-         task_group g{ioc};
-         for (std::size_t i = 0; i < ecs.size(); ++i)
-            g.spawn(client(i));
-         BOOST_TEST(co_await eventually([&] { return g.running() == 0; }, 30s, 10ms));
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto client = [&](std::size_t i) -> asio::awaitable<void> {
+         locksmith::report got;
+         ecs[i] = co_await lock_once(ioc, cfg, name + "/" + std::to_string(i),
+                                     {.ttl = 5s, .wait = 5s, .renew = false}, got);
+         why[i] = got.message();
+      };
+      task_group g{ioc};
+      for (std::size_t i = 0; i < ecs.size(); ++i)
+         g.spawn(client(i));
+      BOOST_TEST(co_await eventually([&] { return g.running() == 0; }, 30s, 10ms));
+   }());
    for (std::size_t i = 0; i < ecs.size(); ++i)
       BOOST_TEST(!ecs[i], "client " << i << ": " << ecs[i].message() << ": " << why[i]);
 }
@@ -290,7 +269,6 @@ BOOST_AUTO_TEST_CASE(concurrent_first_clients_of_a_new_fleet_all_lock)
 // sits out its quarantine.
 BOOST_AUTO_TEST_CASE(a_rolling_restart_spaced_by_the_rule_loses_no_acquisition)
 {
-   start(5);
    constexpr auto quarantine = 2s;
    auto cfg = servers_fixture::cfg(1s);  // a loaded machine's stall is not a failure
    cfg.restart_quarantine = quarantine;
@@ -306,43 +284,40 @@ BOOST_AUTO_TEST_CASE(a_rolling_restart_spaced_by_the_rule_loses_no_acquisition)
    int inside = 0, overlaps = 0, failures = 0, grants = 0;
    bool done = false;
    std::string failed;
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto worker = [&]() -> asio::awaitable<void> {
-            locksmith::client cl{ioc.get_executor(), cfg};
-            while (!done) {
-               locksmith::report got;
-               auto [ec, l] = co_await cl.async_lock(name, with_report(opts, got), tuple);
-               if (ec) {
-                  ++failures;
-                  failed += "\n  " + ec.message() + ": " + got.message();
-                  continue;
-               }
-               ++grants;
-               overlaps += ++inside > 1 ? 1 : 0;
-               co_await sleep_for(20ms);
-               --inside;
-               co_await cl.async_unlock(l, tuple);
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      auto worker = [&]() -> asio::awaitable<void> {
+         locksmith::client cl{ioc.get_executor(), cfg};
+         while (!done) {
+            locksmith::report got;
+            auto [ec, l] = co_await cl.async_lock(name, with_report(opts, got), tuple);
+            if (ec) {
+               ++failures;
+               failed += "\n  " + ec.message() + ": " + got.message();
+               continue;
             }
-            co_await cl.async_close(tuple);
-         };
-         task_group g{ioc};
-         for (int c = 0; c < 2; ++c)
-            g.spawn(worker());
-         // The rule: the next restart once the previous node has been up for the quarantine and
-         // one second (Redis counts its uptime in whole seconds); the first once the new fleet
-         // is past its own.
-         auto const spacing = quarantine + 1s + 200ms;
-         co_await sleep_for(spacing);
-         for (auto const& s : servers) {
-            s->restart();
-            co_await sleep_for(spacing);
+            ++grants;
+            overlaps += ++inside > 1 ? 1 : 0;
+            co_await sleep_for(20ms);
+            --inside;
+            co_await cl.async_unlock(l, tuple);
          }
-         done = true;
-         BOOST_TEST(co_await eventually([&] { return g.running() == 0; }, 30s, 10ms));
-      }(),
-      90s);
+         co_await cl.async_close(tuple);
+      };
+      task_group g{ioc};
+      for (int c = 0; c < 2; ++c)
+         g.spawn(worker());
+      // The rule: the next restart once the previous node has been up for the quarantine and
+      // one second (Redis counts its uptime in whole seconds); the first once the new fleet
+      // is past its own.
+      auto const spacing = quarantine + 1s + 200ms;
+      co_await sleep_for(spacing);
+      for (auto const& s : servers) {
+         s->restart();
+         co_await sleep_for(spacing);
+      }
+      done = true;
+      BOOST_TEST(co_await eventually([&] { return g.running() == 0; }, 30s, 10ms));
+   }());
    BOOST_TEST_MESSAGE("rolling restart: " << grants << " grants, " << failures << " failures, "
                                           << overlaps << " overlaps");
    BOOST_TEST(failures == 0, failed);

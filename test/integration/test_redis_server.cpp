@@ -217,14 +217,14 @@ BOOST_AUTO_TEST_CASE(returns_the_value_despite_other_work, *utf::timeout(30))
 {
    asio::io_context ioc;
    asio::co_spawn(ioc, tick_forever(), asio::detached);
-   BOOST_TEST(locksmith::test::run(ioc, answer_after(10ms), 5s) == 42);
-   BOOST_TEST(locksmith::test::run(ioc, answer_after(1ms), 5s) == 42);  // reusable
+   BOOST_TEST(locksmith::test::run(ioc, 5s, answer_after(10ms)) == 42);
+   BOOST_TEST(locksmith::test::run(ioc, 5s, answer_after(1ms)) == 42);  // reusable
 }
 
 BOOST_AUTO_TEST_CASE(rethrows_the_exception, *utf::timeout(30))
 {
    asio::io_context ioc;
-   BOOST_CHECK_THROW(locksmith::test::run(ioc, throw_after_yield(), 5s), std::logic_error);
+   BOOST_CHECK_THROW(locksmith::test::run(ioc, 5s, throw_after_yield()), std::logic_error);
 }
 
 BOOST_AUTO_TEST_CASE(deadline_cancels_and_leaves_the_context_reusable, *utf::timeout(30))
@@ -239,13 +239,13 @@ BOOST_AUTO_TEST_CASE(deadline_cancels_and_leaves_the_context_reusable, *utf::tim
       }
    };
    auto start = std::chrono::steady_clock::now();
-   BOOST_CHECK_EXCEPTION(locksmith::test::run(ioc, hang(), 50ms), std::runtime_error,
+   BOOST_CHECK_EXCEPTION(locksmith::test::run(ioc, 50ms, hang()), std::runtime_error,
                          [](const std::runtime_error& e) {
                             return std::string(e.what()).starts_with("coroutine did not finish");
                          });
    BOOST_TEST((std::chrono::steady_clock::now() - start < 2s));
    BOOST_TEST(!ioc.stopped());
-   BOOST_TEST(locksmith::test::run(ioc, answer_after(1ms), 5s) == 42);
+   BOOST_TEST(locksmith::test::run(ioc, 5s, answer_after(1ms)) == 42);
    BOOST_TEST(cancelled);  // the abandoned coroutine unwound while the context ran again
 }
 

@@ -44,7 +44,6 @@ BOOST_FIXTURE_TEST_SUITE(redlock, redlock_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(healthy_acquire_renew_release_on_all_nodes)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::report diag;
@@ -101,23 +100,20 @@ BOOST_AUTO_TEST_CASE(one_or_two_frozen_nodes_do_not_slow_acquisition)
    auto const stem = unique_key();
    std::vector<std::string> names;
    double healthy = 0, one_frozen = 0, two_frozen = 0;
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         co_await lock_latency(c, stem + "/warmup", 3, names);  // connections up
-         healthy = co_await lock_latency(c, stem + "/healthy", 21, names);
-         pause(0);
-         one_frozen = co_await lock_latency(c, stem + "/one", 21, names);
-         pause(1);
-         two_frozen = co_await lock_latency(c, stem + "/two", 21, names);
-         // Back from SIGSTOP, the two nodes run their backlog in order: each SET, then its
-         // release.
-         resume(0);
-         resume(1);
-         for (auto const& n : names)
-            BOOST_TEST(co_await gone_everywhere(lock_key(n)), n << " is left on some node");
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      co_await lock_latency(c, stem + "/warmup", 3, names);  // connections up
+      healthy = co_await lock_latency(c, stem + "/healthy", 21, names);
+      pause(0);
+      one_frozen = co_await lock_latency(c, stem + "/one", 21, names);
+      pause(1);
+      two_frozen = co_await lock_latency(c, stem + "/two", 21, names);
+      // Back from SIGSTOP, the two nodes run their backlog in order: each SET, then its
+      // release.
+      resume(0);
+      resume(1);
+      for (auto const& n : names)
+         BOOST_TEST(co_await gone_everywhere(lock_key(n)), n << " is left on some node");
+   }());
    BOOST_TEST_MESSAGE("median acquisition: healthy "
                       << healthy << " ms, 1 frozen " << one_frozen << " ms, 2 frozen " << two_frozen
                       << " ms (node timeout " << timeout.count() << " ms)");
@@ -133,7 +129,6 @@ BOOST_AUTO_TEST_CASE(three_frozen_nodes_fail_with_quorum_unreachable)
 {
    constexpr auto timeout = 300ms;
    locksmith::client c{ioc.get_executor(), servers_fixture::cfg(timeout)};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto warm = co_await c.async_lock(unique_key("warmup"));
       co_await c.async_unlock(warm);
@@ -182,7 +177,6 @@ BOOST_AUTO_TEST_CASE(three_frozen_nodes_fail_with_quorum_unreachable)
 BOOST_AUTO_TEST_CASE(node_frozen_during_acquire_and_thawed_after_release_holds_no_key)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
       auto warm = co_await c.async_lock(unique_key("warmup"));

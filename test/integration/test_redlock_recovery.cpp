@@ -77,7 +77,6 @@ BOOST_FIXTURE_TEST_SUITE(redlock, redlock_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(nodes_restarted_empty_under_a_held_lock)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
       auto la = co_await a.async_lock(name, {.ttl = 30s});
@@ -125,7 +124,6 @@ BOOST_AUTO_TEST_CASE(release_reaches_a_node_whose_scripts_were_flushed)
 {
    constexpr auto timeout = 1000ms;
    locksmith::client c{ioc.get_executor(), servers_fixture::cfg(timeout)};
-   auto const name = unique_key();
    auto const key = lock_key(name);
    run(ioc, [&]() -> asio::awaitable<void> {
       auto l = co_await c.async_lock(name, {.ttl = 30s});
@@ -164,8 +162,6 @@ BOOST_AUTO_TEST_CASE(mutual_exclusion_across_processes_while_nodes_freeze)
    redis_server counter_server;
    locksmith::test::counter_run const r{.nodes = cfg().nodes,
                                         .counter_port = counter_server.port(),
-                                        .name = unique_key("lock"),
-                                        .counter = unique_key("counter"),
                                         .processes = 2,
                                         .workers = 16,
                                         .rounds = 75,

@@ -23,32 +23,29 @@ void holds_of_one_owner(asio::io_context& ioc, locksmith::config const& cfg)
       waited.set();
    };
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
-         auto first = co_await a.async_lock_reentrant(name, "request-1", now);
-         tasks.spawn(wait());
-         auto again = co_await a.async_lock_reentrant(name, "request-1", now);
-         auto elsewhere = co_await b.async_lock_reentrant(name, "request-1", now);
-         BOOST_TEST((first.held() && again.held() && elsewhere.held()));
-         BOOST_TEST(first.token() != again.token());
-         BOOST_TEST(first.fencing_token() < again.fencing_token());
-         auto [ec, l] = co_await stranger.async_lock_reentrant(name, "request-2", now, tuple);
-         BOOST_TEST(ec == error::lock_taken);
-         auto [pec, p] = co_await stranger.async_lock(name, now, tuple);
-         BOOST_TEST(pec == error::lock_taken);  // a plain lock does not enter either
-         co_await a.async_unlock(first);
-         co_await b.async_unlock(elsewhere);
-         auto [ec2, l2] = co_await stranger.async_lock_reentrant(name, "request-2", now, tuple);
-         BOOST_TEST(ec2 == error::lock_taken);  // one hold is left
-         BOOST_TEST(!waited.is_set());
-         co_await a.async_unlock(again);
-         BOOST_TEST(co_await waited.wait(5s));
-         BOOST_TEST(theirs.held());
-         co_await waiter.async_unlock(theirs);
-      }(),
-      20s);
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
+      auto first = co_await a.async_lock_reentrant(name, "request-1", now);
+      tasks.spawn(wait());
+      auto again = co_await a.async_lock_reentrant(name, "request-1", now);
+      auto elsewhere = co_await b.async_lock_reentrant(name, "request-1", now);
+      BOOST_TEST((first.held() && again.held() && elsewhere.held()));
+      BOOST_TEST(first.token() != again.token());
+      BOOST_TEST(first.fencing_token() < again.fencing_token());
+      auto [ec, l] = co_await stranger.async_lock_reentrant(name, "request-2", now, tuple);
+      BOOST_TEST(ec == error::lock_taken);
+      auto [pec, p] = co_await stranger.async_lock(name, now, tuple);
+      BOOST_TEST(pec == error::lock_taken);  // a plain lock does not enter either
+      co_await a.async_unlock(first);
+      co_await b.async_unlock(elsewhere);
+      auto [ec2, l2] = co_await stranger.async_lock_reentrant(name, "request-2", now, tuple);
+      BOOST_TEST(ec2 == error::lock_taken);  // one hold is left
+      BOOST_TEST(!waited.is_set());
+      co_await a.async_unlock(again);
+      BOOST_TEST(co_await waited.wait(5s));
+      BOOST_TEST(theirs.held());
+      co_await waiter.async_unlock(theirs);
+   }());
 }
 
 }  // namespace
@@ -65,33 +62,27 @@ BOOST_AUTO_TEST_CASE(the_owner_takes_it_again_and_others_wait_for_its_last_hold)
 BOOST_AUTO_TEST_CASE(a_lapsed_hold_does_not_free_the_lock_under_the_owners_others)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         // Renewed every 333 ms: a stall of the machine does not lose it before the checks.
-         auto kept = co_await a.async_lock_reentrant(name, "job-7", {.ttl = 1s});
-         auto lapsing =
-            co_await a.async_lock_reentrant(name, "job-7", {.ttl = 200ms, .renew = false});
-         co_await sleep(700ms);
-         BOOST_TEST(!lapsing.held());
-         BOOST_TEST(kept.held());
-         auto [ec, l] = co_await b.async_lock(name, {.wait = 0ms}, tuple);
-         BOOST_TEST(ec == error::lock_taken);
-         BOOST_TEST(srv.text({"ZCARD", lock_key(name) + ":holds"}) == "1");
-         auto [lec] = co_await a.async_unlock(lapsing, tuple);
-         BOOST_TEST(lec == error::lease_expired);
-         co_await a.async_unlock(kept);
-         BOOST_TEST(srv.text({"EXISTS", lock_key(name), lock_key(name) + ":holds"}) == "0");
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      // Renewed every 333 ms: a stall of the machine does not lose it before the checks.
+      auto kept = co_await a.async_lock_reentrant(name, "job-7", {.ttl = 1s});
+      auto lapsing = co_await a.async_lock_reentrant(name, "job-7", {.ttl = 200ms, .renew = false});
+      co_await sleep(700ms);
+      BOOST_TEST(!lapsing.held());
+      BOOST_TEST(kept.held());
+      auto [ec, l] = co_await b.async_lock(name, {.wait = 0ms}, tuple);
+      BOOST_TEST(ec == error::lock_taken);
+      BOOST_TEST(srv.text({"ZCARD", lock_key(name) + ":holds"}) == "1");
+      auto [lec] = co_await a.async_unlock(lapsing, tuple);
+      BOOST_TEST(lec == error::lease_expired);
+      co_await a.async_unlock(kept);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name), lock_key(name) + ":holds"}) == "0");
+   }());
 }
 
 // Without an owner there is no reentrant lock; and a plain lock is never reentrant.
 BOOST_AUTO_TEST_CASE(an_empty_owner_is_refused_and_a_plain_lock_stays_exclusive)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto [ec, l] = co_await a.async_lock_reentrant(name, "", {}, tuple);
       BOOST_TEST(ec == error::invalid_argument);
@@ -104,11 +95,10 @@ BOOST_AUTO_TEST_CASE(an_empty_owner_is_refused_and_a_plain_lock_stays_exclusive)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_FIXTURE_TEST_SUITE(reentrant_lock_redlock, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(reentrant_lock_redlock, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(the_owner_takes_it_again_on_five_nodes)
 {
-   start(5);
    holds_of_one_owner(ioc, cfg(1s));
 }
 

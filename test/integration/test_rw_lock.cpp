@@ -28,18 +28,13 @@ void readers_and_writers_of_four_processes(std::vector<std::string> nodes, redis
 {
    locksmith::test::counter_run const r{.nodes = std::move(nodes),
                                         .counter_port = counter.port(),
-                                        .name = unique_key("rw"),
-                                        .counter = unique_key("occupancy"),
-                                        .processes = 4,
                                         .workers = 6,
                                         .rounds = 10,
                                         .lock = {.ttl = 10s, .wait = 60s},
                                         .kind = {locksmith::detail::lease_kind::of::read},
                                         .writers = 2,
-                                        .hold = 2ms,
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
+                                        .hold = 2ms};
+   auto const o = locksmith::test::run_and_check_children(r);
    auto const most = locksmith::test::highest_occupancy(r);
    BOOST_TEST_MESSAGE(r.increments() << " read and write leases in " << to_ms(o.took)
                                      << " ms; most readers at once: " << most);
@@ -74,28 +69,25 @@ void a_waiting_writer_stops_new_readers(asio::io_context& ioc, locksmith::config
       });
    };
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto reader = co_await a.async_read_lock(name, {.ttl = 30s});
-         tasks.spawn(write());
-         BOOST_TEST(co_await eventually([&] { return marked("1"); }, 5s));
-         auto [ec, refused] = co_await c.async_read_lock(name, {.wait = 0ms}, tuple);
-         BOOST_TEST(ec == error::lock_taken);
-         // The writer's mark is kept fresh while it waits, past its own 1 s TTL.
-         co_await sleep_for(2500ms);
-         BOOST_TEST(!wrote.is_set());
-         BOOST_TEST(marked("1"));
-         co_await a.async_unlock(reader);
-         BOOST_TEST(co_await wrote.wait(5s));
-         BOOST_TEST(marked("0"));
-         tasks.spawn(read_late());
-         BOOST_TEST(!co_await read.wait(200ms));
-         co_await b.async_unlock(writer);
-         BOOST_TEST(co_await read.wait(5s));
-         co_await c.async_unlock(late);
-      }(),
-      20s);
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      auto reader = co_await a.async_read_lock(name, {.ttl = 30s});
+      tasks.spawn(write());
+      BOOST_TEST(co_await eventually([&] { return marked("1"); }, 5s));
+      auto [ec, refused] = co_await c.async_read_lock(name, {.wait = 0ms}, tuple);
+      BOOST_TEST(ec == error::lock_taken);
+      // The writer's mark is kept fresh while it waits, past its own 1 s TTL.
+      co_await sleep_for(2500ms);
+      BOOST_TEST(!wrote.is_set());
+      BOOST_TEST(marked("1"));
+      co_await a.async_unlock(reader);
+      BOOST_TEST(co_await wrote.wait(5s));
+      BOOST_TEST(marked("0"));
+      tasks.spawn(read_late());
+      BOOST_TEST(!co_await read.wait(200ms));
+      co_await b.async_unlock(writer);
+      BOOST_TEST(co_await read.wait(5s));
+      co_await c.async_unlock(late);
+   }());
 }
 
 // Three readers take turns so that one always holds (each enters before the last leaves). A
@@ -124,22 +116,19 @@ void a_steady_stream_of_readers_does_not_starve_a_writer(asio::io_context& ioc,
       }
    };
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (int i = 0; i < 3; ++i)
-            tasks.spawn(reader(i));
-         BOOST_TEST(co_await eventually([&] { return reads >= 10; }, 5s));
-         auto held = co_await w.async_write_lock(name, {.ttl = 10s, .wait = 10s});
-         written = true;
-         for (auto* s : servers)
-            BOOST_TEST(s->text({"ZCARD", readers_key(name)}) == "0");
-         co_await w.async_unlock(held);
-         BOOST_TEST(co_await eventually([&] { return reads_after_write >= 3; }, 5s));
-         stop = true;
-         BOOST_TEST(co_await eventually([&] { return tasks.running() == 0; }, 5s));
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      for (int i = 0; i < 3; ++i)
+         tasks.spawn(reader(i));
+      BOOST_TEST(co_await eventually([&] { return reads >= 10; }, 5s));
+      auto held = co_await w.async_write_lock(name, {.ttl = 10s, .wait = 10s});
+      written = true;
+      for (auto* s : servers)
+         BOOST_TEST(s->text({"ZCARD", readers_key(name)}) == "0");
+      co_await w.async_unlock(held);
+      BOOST_TEST(co_await eventually([&] { return reads_after_write >= 3; }, 5s));
+      stop = true;
+      BOOST_TEST(co_await eventually([&] { return tasks.running() == 0; }, 5s));
+   }());
    BOOST_TEST_MESSAGE(reads << " reads, " << reads_after_write << " after the write");
 }
 
@@ -150,7 +139,6 @@ BOOST_FIXTURE_TEST_SUITE(rw_lock, server_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(readers_share_and_exclude_a_writer)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
       auto r1 = co_await a.async_read_lock(name, now);
@@ -180,23 +168,20 @@ BOOST_AUTO_TEST_CASE(both_sides_are_renewed_and_their_loss_is_detected)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
    auto const name = unique_key(), other = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto r = co_await c.async_read_lock(name, {.ttl = 1s});
-         auto w = co_await c.async_write_lock(other, {.ttl = 1s});
-         co_await sleep(2500ms);
-         BOOST_TEST((r.held() && w.held()));
-         srv.text({"ZREM", readers_key(name), r.token()});
-         srv.text({"DEL", lock_key(other)});
-         auto [rec] = co_await r.async_wait_lost(asio::cancel_after(5s, tuple));
-         auto [wec] = co_await w.async_wait_lost(asio::cancel_after(5s, tuple));
-         BOOST_TEST((!rec && !wec));
-         auto [u1] = co_await c.async_unlock(r, tuple);
-         auto [u2] = co_await c.async_unlock(w, tuple);
-         BOOST_TEST((u1 == error::lease_lost && u2 == error::lease_lost));
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      auto r = co_await c.async_read_lock(name, {.ttl = 1s});
+      auto w = co_await c.async_write_lock(other, {.ttl = 1s});
+      co_await sleep(2500ms);
+      BOOST_TEST((r.held() && w.held()));
+      srv.text({"ZREM", readers_key(name), r.token()});
+      srv.text({"DEL", lock_key(other)});
+      auto [rec] = co_await r.async_wait_lost(asio::cancel_after(5s, tuple));
+      auto [wec] = co_await w.async_wait_lost(asio::cancel_after(5s, tuple));
+      BOOST_TEST((!rec && !wec));
+      auto [u1] = co_await c.async_unlock(r, tuple);
+      auto [u2] = co_await c.async_unlock(w, tuple);
+      BOOST_TEST((u1 == error::lease_lost && u2 == error::lease_lost));
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(a_waiting_writer_stops_new_readers_on_one_node)
@@ -217,23 +202,20 @@ BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_one_node)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_FIXTURE_TEST_SUITE(rw_lock_redlock, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(rw_lock_redlock, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_waiting_writer_stops_new_readers_on_five_nodes)
 {
-   start(5);
    a_waiting_writer_stops_new_readers(ioc, cfg(1s), all());
 }
 
 BOOST_AUTO_TEST_CASE(a_steady_stream_of_readers_does_not_starve_a_writer_on_five_nodes)
 {
-   start(5);
    a_steady_stream_of_readers_does_not_starve_a_writer(ioc, cfg(1s), all());
 }
 
 BOOST_AUTO_TEST_CASE(readers_and_writers_of_four_processes_on_five_nodes)
 {
-   start(5);
    redis_server counter;
    readers_and_writers_of_four_processes(cfg(1s).nodes, counter);
 }

@@ -16,11 +16,7 @@ namespace test_script_table {
 
 namespace {
 
-using locksmith::test::blocking_client;
-using locksmith::test::key_state;
-using locksmith::test::observation;
-using locksmith::test::reply;
-using locksmith::test::script_row;
+using namespace locksmith::test;
 
 // Marks the end of a row's messages: published after the script, so that reading up to it reads
 // every message of the script and waits for nothing.

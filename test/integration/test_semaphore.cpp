@@ -23,17 +23,13 @@ void eight_processes_on_three_permits(std::vector<std::string> nodes, std::uint1
 {
    locksmith::test::counter_run const r{.nodes = std::move(nodes),
                                         .counter_port = counter_port,
-                                        .name = unique_key("semaphore"),
-                                        .counter = unique_key("occupancy"),
                                         .processes = 8,
                                         .workers = 4,
                                         .rounds = 10,
                                         .lock = {.ttl = 10s, .wait = 60s},
                                         .kind = {locksmith::detail::lease_kind::of::permit, 3},
-                                        .hold = 2ms,
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
+                                        .hold = 2ms};
+   auto const o = locksmith::test::run_and_check_children(r);
    auto const highest = locksmith::test::highest_occupancy(r);
    BOOST_TEST_MESSAGE(r.increments() << " permits taken in " << to_ms(o.took)
                                      << " ms; most holders at once: " << highest);
@@ -49,32 +45,29 @@ void a_crashed_holders_permit_comes_back(asio::io_context& ioc, locksmith::confi
 {
    locksmith::client b{ioc.get_executor(), cfg};
    auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         {
-            locksmith::client a{ioc.get_executor(), cfg};
-            auto gone = co_await a.async_acquire_permit(name, 1, {.ttl = 300ms, .renew = false});
-            BOOST_TEST(gone.held());
-         }
-         auto [ec, l] = co_await b.async_acquire_permit(name, 1, {.wait = 0ms}, tuple);
-         BOOST_TEST(ec == error::lock_taken);
-         auto back = co_await b.async_acquire_permit(name, 1, {.ttl = 5s, .wait = 5s});
-         BOOST_TEST(back.held());
-         // The new holder's permit is on a majority of the nodes (one permit's quorum), not on
-         // every node: a node where the crashed holder's entry had not expired yet when the
-         // attempt reached it said no, and a grant does not wait for the last nodes' writes.
-         auto const quorum = servers.size() / 2 + 1;
-         bool const on_a_quorum = co_await eventually([&] {
-            return static_cast<std::size_t>(
-                      std::count_if(servers.begin(), servers.end(), [&](redis_server* s) {
-                         return s->text({"ZSCORE", permits_key(name), back.token()}) != "(nil)";
-                      })) >= quorum;
-         });
-         BOOST_TEST(on_a_quorum);
-         co_await b.async_unlock(back);
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      {
+         locksmith::client a{ioc.get_executor(), cfg};
+         auto gone = co_await a.async_acquire_permit(name, 1, {.ttl = 300ms, .renew = false});
+         BOOST_TEST(gone.held());
+      }
+      auto [ec, l] = co_await b.async_acquire_permit(name, 1, {.wait = 0ms}, tuple);
+      BOOST_TEST(ec == error::lock_taken);
+      auto back = co_await b.async_acquire_permit(name, 1, {.ttl = 5s, .wait = 5s});
+      BOOST_TEST(back.held());
+      // The new holder's permit is on a majority of the nodes (one permit's quorum), not on
+      // every node: a node where the crashed holder's entry had not expired yet when the
+      // attempt reached it said no, and a grant does not wait for the last nodes' writes.
+      auto const quorum = servers.size() / 2 + 1;
+      bool const on_a_quorum = co_await eventually([&] {
+         return static_cast<std::size_t>(
+                   std::count_if(servers.begin(), servers.end(), [&](redis_server* s) {
+                      return s->text({"ZSCORE", permits_key(name), back.token()}) != "(nil)";
+                   })) >= quorum;
+      });
+      BOOST_TEST(on_a_quorum);
+      co_await b.async_unlock(back);
+   }());
 }
 
 }  // namespace
@@ -95,7 +88,6 @@ BOOST_AUTO_TEST_CASE(the_scripts_load)
 BOOST_AUTO_TEST_CASE(three_permits_admit_three_holders_and_refuse_a_fourth)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       locksmith::lock_options const now{.ttl = 10s, .wait = 0ms};
       auto a = co_await c.async_acquire_permit(name, 3, now);
@@ -121,7 +113,6 @@ BOOST_AUTO_TEST_CASE(three_permits_admit_three_holders_and_refuse_a_fourth)
 BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    event got{ioc};
    lease theirs;
    auto waiter = [&]() -> asio::awaitable<void> {
@@ -129,18 +120,15 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter)
       got.set();
    };
    task_group tasks{ioc};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto held = co_await a.async_acquire_permit(name, 1, {.ttl = 60s});
-         tasks.spawn(waiter());
-         BOOST_TEST(!co_await got.wait(300ms));  // still held: the waiter waits
-         co_await a.async_unlock(held);
-         BOOST_TEST(co_await got.wait(5s));
-         BOOST_TEST(theirs.held());
-         co_await b.async_unlock(theirs);
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      auto held = co_await a.async_acquire_permit(name, 1, {.ttl = 60s});
+      tasks.spawn(waiter());
+      BOOST_TEST(!co_await got.wait(300ms));  // still held: the waiter waits
+      co_await a.async_unlock(held);
+      BOOST_TEST(co_await got.wait(5s));
+      BOOST_TEST(theirs.held());
+      co_await b.async_unlock(theirs);
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_comes_back_after_its_ttl)
@@ -154,29 +142,24 @@ BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_comes_back_after_its_ttl)
 BOOST_AUTO_TEST_CASE(a_permit_is_renewed_and_its_loss_is_detected)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await c.async_acquire_permit(name, 2, {.ttl = 1s});
-         co_await sleep(2500ms);
-         BOOST_TEST(l.held());
-         BOOST_TEST(!l.lost());
-         co_await c.async_extend(l, 1s);
-         srv.text({"ZREM", permits_key(name), l.token()});
-         auto [ec] = co_await l.async_wait_lost(asio::cancel_after(5s, tuple));
-         BOOST_TEST(!ec);
-         BOOST_TEST(l.lost());
-         auto [uec] = co_await c.async_unlock(l, tuple);
-         BOOST_TEST(uec == error::lease_lost);
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_acquire_permit(name, 2, {.ttl = 1s});
+      co_await sleep(2500ms);
+      BOOST_TEST(l.held());
+      BOOST_TEST(!l.lost());
+      co_await c.async_extend(l, 1s);
+      srv.text({"ZREM", permits_key(name), l.token()});
+      auto [ec] = co_await l.async_wait_lost(asio::cancel_after(5s, tuple));
+      BOOST_TEST(!ec);
+      BOOST_TEST(l.lost());
+      auto [uec] = co_await c.async_unlock(l, tuple);
+      BOOST_TEST(uec == error::lease_lost);
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(zero_permits_and_a_lock_name_are_refused)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto [ec, l] = co_await a.async_acquire_permit(name, 0, {}, tuple);
       BOOST_TEST(ec == error::invalid_argument);
@@ -195,18 +178,16 @@ BOOST_AUTO_TEST_CASE(eight_processes_never_exceed_three_holders_on_one_node)
 
 BOOST_AUTO_TEST_SUITE_END()
 
-BOOST_FIXTURE_TEST_SUITE(semaphore_redlock, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(semaphore_redlock, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(eight_processes_never_exceed_three_holders_on_five_nodes)
 {
-   start(5);
    redis_server counter;
    eight_processes_on_three_permits(cfg(1s).nodes, counter.port(), counter);
 }
 
 BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_comes_back_after_its_ttl_on_five_nodes)
 {
-   start(5);
    a_crashed_holders_permit_comes_back(ioc, cfg(1s), all());
 }
 
@@ -214,25 +195,20 @@ BOOST_AUTO_TEST_CASE(a_crashed_holders_permit_comes_back_after_its_ttl_on_five_n
 // with two they are not.
 BOOST_AUTO_TEST_CASE(three_permits_on_five_nodes_need_four)
 {
-   start(5);
    servers[4]->pause();
    locksmith::client c{ioc.get_executor(), cfg(1s)};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::report diag;
-         auto [ec, l] = co_await c.async_acquire_permit(
-            name, 3, {.ttl = 5s, .wait = 0ms, .diag = &diag}, tuple);
-         BOOST_TEST(!ec);
-         co_await c.async_unlock(l);
-         servers[3]->pause();
-         auto [ec2, l2] = co_await c.async_acquire_permit(
-            name, 3, {.ttl = 5s, .wait = 0ms, .diag = &diag}, tuple);
-         BOOST_TEST(ec2 == error::quorum_unreachable);
-         servers[3]->resume();
-      }(),
-      10s);
+   run(ioc, 10s, [&]() -> asio::awaitable<void> {
+      locksmith::report diag;
+      auto [ec, l] =
+         co_await c.async_acquire_permit(name, 3, {.ttl = 5s, .wait = 0ms, .diag = &diag}, tuple);
+      BOOST_TEST(!ec);
+      co_await c.async_unlock(l);
+      servers[3]->pause();
+      auto [ec2, l2] =
+         co_await c.async_acquire_permit(name, 3, {.ttl = 5s, .wait = 0ms, .diag = &diag}, tuple);
+      BOOST_TEST(ec2 == error::quorum_unreachable);
+      servers[3]->resume();
+   }());
    servers[4]->resume();
 }
 

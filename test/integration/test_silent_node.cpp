@@ -16,16 +16,14 @@ long long script_calls(redis_server const& s)
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(silent_node, servers_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(silent_node, five_servers_fixture, *needs_redis_server())
 
 BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
 {
-   start(5);
    auto cfg = test_config(locksmith::test::urls_of(servers));
    // A close bound long enough for the releases owned while the node was frozen to land.
    cfg.close_timeout = 5s;
    locksmith::client c{ioc.get_executor(), cfg};
-   auto const name = unique_key();
    constexpr int cycles = 500;
    auto cycle = [&](int n) -> asio::awaitable<int> {
       int ok = 0;
@@ -39,7 +37,7 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
       co_return ok;
    };
    // Warm: every node has its scripts and connections.
-   BOOST_TEST(run(ioc, cycle(5), 20s) == 5);
+   BOOST_TEST(run(ioc, 20s, cycle(5)) == 5);
    auto& frozen = *servers[4];
    auto const before = script_calls(frozen);
    frozen.pause();
@@ -54,14 +52,14 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
       co_await t.async_wait(asio::use_awaitable);
       co_return ok;
    };
-   BOOST_TEST(run(ioc, settle(), 30s) == first);
+   BOOST_TEST(run(ioc, 30s, settle()) == first);
    // From then on no new call is (fed, these 500 cycles would write 1,000): it is silent until
    // it answers the one PING sent to it.
    // (A cycle may still fail when a healthy node answers later than the 50 ms node timeout, as
    // under the sanitizers on a loaded machine: the gate then takes it for silent too, and one
    // more slow answer costs the quorum. That is not what this test is about; a gate that refused
    // healthy nodes wrongly would fail most cycles.)
-   auto const ok = run(ioc, cycle(cycles), 60s);
+   auto const ok = run(ioc, 60s, cycle(cycles));
    BOOST_TEST_MESSAGE(ok << " of " << cycles << " cycles succeeded with one node frozen");
    BOOST_TEST(ok >= cycles - cycles / 50);
    frozen.resume();
@@ -76,7 +74,7 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
          co_await t.async_wait(asio::use_awaitable);
       }
    };
-   auto const resumed = run(ioc, settled(), 10s);
+   auto const resumed = run(ioc, 10s, settled());
    auto const while_frozen = resumed - before;
    BOOST_TEST_MESSAGE("script calls run by the frozen node for " << 2 * (first + cycles)
                                                                  << " calls: " << while_frozen);
@@ -92,9 +90,9 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_gets_no_calls_until_it_answers_again)
       }
       co_return false;
    };
-   BOOST_TEST(run(ioc, fed(), 30s));
+   BOOST_TEST(run(ioc, 30s, fed()));
    // Every release owned while the node was frozen lands once it answers: a clean close.
-   auto [cec] = run(ioc, c.async_close(asio::as_tuple(asio::use_awaitable)), 30s);
+   auto [cec] = run(ioc, 30s, c.async_close(asio::as_tuple(asio::use_awaitable)));
    BOOST_TEST(!cec);
 }
 

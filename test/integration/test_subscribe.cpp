@@ -51,7 +51,7 @@ template <class Body>
 void with_waiter(subscribe_fixture& f, locksmith::lock_options b_opts, Body body)
 {
    holder_and_waiter s{f, b_opts};
-   run(f.ioc, body(s, s.wb), 20s);
+   run(f.ioc, 20s, body(s, s.wb));
 }
 
 }  // namespace
@@ -187,7 +187,6 @@ BOOST_AUTO_TEST_CASE(killing_the_subscriber_connections_loses_no_waiter)
    constexpr int clients = 3, per_client = 2;
    locksmith::client a{ioc.get_executor(), cfg()};
    auto const cs = make_clients(ioc, cfg(), clients);
-   auto const name = unique_key();
    int holders = 0, overlaps = 0, granted = 0;
    std::vector<error_code> failures;
    countdown finished{ioc, clients * per_client};
@@ -206,28 +205,25 @@ BOOST_AUTO_TEST_CASE(killing_the_subscriber_connections_loses_no_waiter)
       }
       finished.done();
    };
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto la = co_await a.async_lock(name, {.ttl = 30s});
-         for (auto& c : cs)
-            for (int j = 0; j < per_client; ++j)
-               tasks.spawn(waiter(*c));
-         // Every client's head waiter is subscribed: the three clients' connections.
-         BOOST_REQUIRE(co_await eventually([&] { return numsub(channel(name)) == clients; }));
-         auto const killed = srv.text({"CLIENT", "KILL", "TYPE", "pubsub"});
-         BOOST_TEST(killed == std::to_string(clients + 1));  // and the holder's own
-         auto const t0 = clock_type::now();
-         co_await a.async_unlock(la);
-         BOOST_REQUIRE(co_await finished.all_done.wait(10s));
-         BOOST_TEST_MESSAGE("6 waiters served " << to_ms(clock_type::now() - t0)
-                                                << " ms after the kill");
-         BOOST_TEST(granted == clients * per_client);
-         BOOST_TEST(overlaps == 0);
-         BOOST_TEST(failures.empty());
-         BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      auto la = co_await a.async_lock(name, {.ttl = 30s});
+      for (auto& c : cs)
+         for (int j = 0; j < per_client; ++j)
+            tasks.spawn(waiter(*c));
+      // Every client's head waiter is subscribed: the three clients' connections.
+      BOOST_REQUIRE(co_await eventually([&] { return numsub(channel(name)) == clients; }));
+      auto const killed = srv.text({"CLIENT", "KILL", "TYPE", "pubsub"});
+      BOOST_TEST(killed == std::to_string(clients + 1));  // and the holder's own
+      auto const t0 = clock_type::now();
+      co_await a.async_unlock(la);
+      BOOST_REQUIRE(co_await finished.all_done.wait(10s));
+      BOOST_TEST_MESSAGE("6 waiters served " << to_ms(clock_type::now() - t0)
+                                             << " ms after the kill");
+      BOOST_TEST(granted == clients * per_client);
+      BOOST_TEST(overlaps == 0);
+      BOOST_TEST(failures.empty());
+      BOOST_TEST(co_await eventually([&] { return numsub(channel(name)) == 0; }));
+   }());
 }
 
 // client::cancel() "closes the connections: operations in flight complete with errors". A waiter
@@ -257,15 +253,10 @@ BOOST_AUTO_TEST_CASE(four_processes_exclude_each_other)
 {
    locksmith::test::counter_run const r{.nodes = {srv.url()},
                                         .counter_port = srv.port(),
-                                        .name = unique_key("lock"),
-                                        .counter = unique_key("counter"),
-                                        .processes = 4,
                                         .workers = 8,
                                         .rounds = 25,
-                                        .lock = subscribe(10s, 60s),
-                                        .node_timeout = 1s};
-   auto const o = locksmith::test::run_counter_processes(r);
-   locksmith::test::check_children(o, r);
+                                        .lock = subscribe(10s, 60s)};
+   locksmith::test::run_and_check_children(r);
    BOOST_TEST(srv.text({"GET", r.counter}) == std::to_string(r.increments()));
    BOOST_TEST(srv.text({"EXISTS", lock_key(r.name)}) == "0");
    BOOST_TEST(numsub(channel(r.name)) == 0);

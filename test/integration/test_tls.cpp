@@ -10,9 +10,13 @@ using locksmith::test::test_certs;
 
 namespace {
 
-// A redis-server with a TLS listener, and the io_context of the test's client.
+// A redis-server with a TLS listener, and the io_context of the test's client. By default its
+// certificate is the one the test CA signed for localhost and 127.0.0.1.
 struct tls_server : locksmith::test::tls_redis_server {
    using tls_redis_server::tls_redis_server;
+   tls_server()
+       : tls_redis_server{test_certs().server_cert, test_certs().server_key}
+   {}
    asio::io_context ioc;
 };
 
@@ -26,22 +30,18 @@ struct outcome {
 outcome lock_and_unlock(tls_server& s, locksmith::config cfg, std::string const& name)
 {
    outcome o;
-   run(
-      s.ioc,
-      [&]() -> asio::awaitable<void> {
-         locksmith::client c{s.ioc.get_executor(), std::move(cfg)};
-         auto const t0 = clock_type::now();
-         auto [ec, l] =
-            co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &o.diag}, tuple);
-         o.took = clock_type::now() - t0;
-         o.ec = ec;
-         if (!ec) {
-            BOOST_TEST(s.srv.text({"EXISTS", lock_key(name)}) == "1");
-            auto [uec] = co_await c.async_unlock(l, tuple);
-            BOOST_TEST(!uec, uec.message());
-         }
-      }(),
-      30s);
+   run(s.ioc, 30s, [&]() -> asio::awaitable<void> {
+      locksmith::client c{s.ioc.get_executor(), std::move(cfg)};
+      auto const t0 = clock_type::now();
+      auto [ec, l] = co_await c.async_lock(name, {.ttl = 10s, .wait = 20s, .diag = &o.diag}, tuple);
+      o.took = clock_type::now() - t0;
+      o.ec = ec;
+      if (!ec) {
+         BOOST_TEST(s.srv.text({"EXISTS", lock_key(name)}) == "1");
+         auto [uec] = co_await c.async_unlock(l, tuple);
+         BOOST_TEST(!uec, uec.message());
+      }
+   }());
    locksmith::test::expect_no_work_left(s.ioc);
    return o;
 }
@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_SUITE(tls, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(lock_and_unlock_over_verified_tls)
 {
    auto const& certs = test_certs();
-   tls_server s{certs.server_cert, certs.server_key};
+   tls_server s;
    // By DNS name (checked against the certificate's DNS name, and sent as SNI) and by address.
    for (auto const* host : {"localhost", "127.0.0.1"}) {
       auto const o = lock_and_unlock(s, tls_config(s.url(host), certs.ca), unique_key(host));
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(lock_and_unlock_over_verified_tls)
 BOOST_AUTO_TEST_CASE(an_untrusted_ca_fails_at_once)
 {
    auto const& certs = test_certs();
-   tls_server s{certs.server_cert, certs.server_key};
+   tls_server s;
    auto const o = lock_and_unlock(s, tls_config(s.url(), certs.other_ca), unique_key());
    check_refused(o, s.url(), "certificate verify failed");
    BOOST_TEST(s.srv.text({"DBSIZE"}) == "0");
@@ -90,8 +90,7 @@ BOOST_AUTO_TEST_CASE(an_untrusted_ca_fails_at_once)
 
 BOOST_AUTO_TEST_CASE(the_system_store_does_not_trust_a_private_ca)
 {
-   auto const& certs = test_certs();
-   tls_server s{certs.server_cert, certs.server_key};
+   tls_server s;
    auto const o = lock_and_unlock(s, tls_config(s.url(), ""), unique_key());
    check_refused(o, s.url(), "certificate verify failed");
 }
@@ -138,8 +137,7 @@ BOOST_AUTO_TEST_CASE(mutual_tls_fails_without_the_client_certificate)
 
 BOOST_AUTO_TEST_CASE(a_missing_ca_file_is_named)
 {
-   auto const& certs = test_certs();
-   tls_server s{certs.server_cert, certs.server_key};
+   tls_server s;
    auto const o = lock_and_unlock(s, tls_config(s.url(), "/nonexistent/ca.pem"), unique_key());
    check_refused(o, s.url(), "/nonexistent/ca.pem");
 }

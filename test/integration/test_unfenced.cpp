@@ -78,7 +78,6 @@ BOOST_FIXTURE_TEST_SUITE(unfenced_lock, server_fixture, *needs_redis_server())
 BOOST_AUTO_TEST_CASE(a_plain_set_nx_locks_extends_and_unlocks)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const evals = calls("evalsha") + calls("eval");
       auto l = co_await a.async_lock(name, unfenced(10s));
@@ -103,21 +102,17 @@ BOOST_AUTO_TEST_CASE(a_plain_set_nx_locks_extends_and_unlocks)
 BOOST_AUTO_TEST_CASE(the_watchdog_renews_it)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await lock_until_renewed(c, name);
-         BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
-         co_await c.async_unlock(l);
-      }(),
-      20s);
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      auto l = co_await lock_until_renewed(c, name);
+      BOOST_TEST(srv.text({"GET", lock_key(name)}) == l.token());
+      co_await c.async_unlock(l);
+   }());
 }
 
 BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   run(ioc, release_wakes_the_waiter(ioc, a, b, unique_key()), 30s);
+   run(ioc, 30s, release_wakes_the_waiter(ioc, a, b, unique_key()));
 }
 
 // Fenced and unfenced holders share the lock key: each keeps the other out, each waits for the
@@ -125,35 +120,30 @@ BOOST_AUTO_TEST_CASE(a_release_wakes_a_waiter)
 BOOST_AUTO_TEST_CASE(fenced_and_unfenced_holders_exclude_each_other)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto fenced = co_await a.async_lock(name, {.ttl = 30s});
-         BOOST_TEST(fenced.has_fencing_token());
-         auto [ec1, l1] = co_await b.async_try_lock(name, unfenced(), tuple);
-         BOOST_TEST((ec1 == error::lock_taken), ec1.message());
-         waiter w{ioc};
-         task_group tasks{ioc};
-         tasks.spawn(w.lock(b, name, {.ttl = 30s, .wait = 20s, .fence = false}));
-         co_await a.async_unlock(fenced);
-         BOOST_TEST_REQUIRE(co_await w.done.wait(10s), "the fenced release did not wake it");
-         BOOST_TEST_REQUIRE(!w.ec, w.ec.message());
-         auto [ec2, l2] = co_await a.async_try_lock(name, {.ttl = 30s}, tuple);
-         BOOST_TEST((ec2 == error::lock_taken), ec2.message());
-         co_await b.async_unlock(w.held);
-         auto next = co_await a.async_lock(name, {.ttl = 30s});
-         BOOST_TEST(next.fencing_token() > fenced.fencing_token());
-         co_await a.async_unlock(next);
-      }(),
-      30s);
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      auto fenced = co_await a.async_lock(name, {.ttl = 30s});
+      BOOST_TEST(fenced.has_fencing_token());
+      auto [ec1, l1] = co_await b.async_try_lock(name, unfenced(), tuple);
+      BOOST_TEST((ec1 == error::lock_taken), ec1.message());
+      waiter w{ioc};
+      task_group tasks{ioc};
+      tasks.spawn(w.lock(b, name, {.ttl = 30s, .wait = 20s, .fence = false}));
+      co_await a.async_unlock(fenced);
+      BOOST_TEST_REQUIRE(co_await w.done.wait(10s), "the fenced release did not wake it");
+      BOOST_TEST_REQUIRE(!w.ec, w.ec.message());
+      auto [ec2, l2] = co_await a.async_try_lock(name, {.ttl = 30s}, tuple);
+      BOOST_TEST((ec2 == error::lock_taken), ec2.message());
+      co_await b.async_unlock(w.held);
+      auto next = co_await a.async_lock(name, {.ttl = 30s});
+      BOOST_TEST(next.fencing_token() > fenced.fencing_token());
+      co_await a.async_unlock(next);
+   }());
 }
 
 // The fair lock, the semaphore, the read-write and the reentrant lock always mint a fence.
 BOOST_AUTO_TEST_CASE(the_kinds_that_always_fence_refuse_it)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    auto const no_fence = unfenced();
    run(ioc, [&]() -> asio::awaitable<void> {
       auto const refused = [](error_code ec) { return ec == error::invalid_argument; };
@@ -180,43 +170,35 @@ BOOST_FIXTURE_TEST_SUITE(unfenced_redlock, redlock_fixture, *needs_redis_server(
 BOOST_AUTO_TEST_CASE(five_nodes_lock_extend_unlock_and_wake)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    auto const key = lock_key(name);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await a.async_lock(name, unfenced(10s));
-         BOOST_TEST(!l.has_fencing_token());
-         BOOST_TEST(
-            co_await eventually([&] { return all_hold(nodes_in(0, node_count), key, l.token()); }),
-            "the token is on all five nodes");
-         for (std::size_t i = 0; i < node_count; ++i)
-            BOOST_TEST(srv(i).text({"EXISTS", fence_key(name)}) == "0");
-         auto [tec, other] = co_await b.async_try_lock(name, unfenced(), tuple);
-         BOOST_TEST((tec == error::lock_taken), tec.message());
-         auto [eec] = co_await a.async_extend(l, 60s, tuple);
-         BOOST_TEST_REQUIRE(!eec, eec.message());
-         co_await a.async_unlock(l);
-         BOOST_TEST(co_await gone_from(nodes_in(0, node_count), key));
-         co_await release_wakes_the_waiter(ioc, a, b, name);
-      }(),
-      40s);
+   run(ioc, 40s, [&]() -> asio::awaitable<void> {
+      auto l = co_await a.async_lock(name, unfenced(10s));
+      BOOST_TEST(!l.has_fencing_token());
+      BOOST_TEST(
+         co_await eventually([&] { return all_hold(nodes_in(0, node_count), key, l.token()); }),
+         "the token is on all five nodes");
+      for (std::size_t i = 0; i < node_count; ++i)
+         BOOST_TEST(srv(i).text({"EXISTS", fence_key(name)}) == "0");
+      auto [tec, other] = co_await b.async_try_lock(name, unfenced(), tuple);
+      BOOST_TEST((tec == error::lock_taken), tec.message());
+      auto [eec] = co_await a.async_extend(l, 60s, tuple);
+      BOOST_TEST_REQUIRE(!eec, eec.message());
+      co_await a.async_unlock(l);
+      BOOST_TEST(co_await gone_from(nodes_in(0, node_count), key));
+      co_await release_wakes_the_waiter(ioc, a, b, name);
+   }());
 }
 
 // A frozen minority costs no more than without a fence, and the watchdog renews on the quorum.
 BOOST_AUTO_TEST_CASE(a_frozen_node_leaves_a_renewed_quorum)
 {
    locksmith::client c{ioc.get_executor(), cfg()};
-   auto const name = unique_key();
    pause(4);
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         auto l = co_await lock_until_renewed(c, name);
-         BOOST_TEST(all_hold(nodes_in(0, 3), lock_key(name), l.token()));
-         co_await c.async_unlock(l);
-      }(),
-      20s);
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      auto l = co_await lock_until_renewed(c, name);
+      BOOST_TEST(all_hold(nodes_in(0, 3), lock_key(name), l.token()));
+      co_await c.async_unlock(l);
+   }());
    resume(4);
 }
 
@@ -230,24 +212,21 @@ BOOST_FIXTURE_TEST_SUITE(unfenced_cluster, cluster_fixture,
 BOOST_AUTO_TEST_CASE(names_on_every_master_lock_unlock_and_wake)
 {
    locksmith::client a{ioc.get_executor(), cfg()}, b{ioc.get_executor(), cfg()};
-   run(
-      ioc,
-      [&]() -> asio::awaitable<void> {
-         for (std::size_t i = 0; i < cluster.size(); ++i) {
-            auto const name = name_on(i);
-            auto l = co_await a.async_lock(name, unfenced(10s));
-            BOOST_TEST(!l.has_fencing_token());
-            BOOST_TEST(cluster.master(i).text({"GET", lock_key(name)}) == l.token());
-            auto [tec, other] = co_await b.async_try_lock(name, unfenced(), tuple);
-            BOOST_TEST((tec == error::lock_taken), tec.message());
-            co_await a.async_unlock(l);
-            BOOST_TEST(cluster.master(i).text({"EXISTS", lock_key(name)}) == "0");
-            co_await release_wakes_the_waiter(ioc, a, b, name);
-         }
-         co_await a.async_close();
-         co_await b.async_close();
-      }(),
-      60s);
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      for (std::size_t i = 0; i < cluster.size(); ++i) {
+         auto const name = name_on(i);
+         auto l = co_await a.async_lock(name, unfenced(10s));
+         BOOST_TEST(!l.has_fencing_token());
+         BOOST_TEST(cluster.master(i).text({"GET", lock_key(name)}) == l.token());
+         auto [tec, other] = co_await b.async_try_lock(name, unfenced(), tuple);
+         BOOST_TEST((tec == error::lock_taken), tec.message());
+         co_await a.async_unlock(l);
+         BOOST_TEST(cluster.master(i).text({"EXISTS", lock_key(name)}) == "0");
+         co_await release_wakes_the_waiter(ioc, a, b, name);
+      }
+      co_await a.async_close();
+      co_await b.async_close();
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -325,6 +325,13 @@ void check_children(counter_outcome const& o, counter_run const& r)
    }
 }
 
+counter_outcome run_and_check_children(counter_run const& r)
+{
+   auto o = run_counter_processes(r);
+   check_children(o, r);
+   return o;
+}
+
 std::vector<std::vector<std::string>> recorded_turns(counter_run const& r)
 {
    blocking_client c{"127.0.0.1", std::to_string(r.counter_port)};

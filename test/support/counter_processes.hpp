@@ -12,6 +12,8 @@
 #include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 
+#include "support/keys.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -21,10 +23,10 @@
 namespace locksmith::test {
 
 struct counter_run {
-   std::vector<std::string> nodes;  // the lock's nodes
-   std::uint16_t counter_port = 0;  // the loopback redis-server that holds the counter
-   std::string name;                // the lock's name
-   std::string counter;             // the counter's key
+   std::vector<std::string> nodes;               // the lock's nodes
+   std::uint16_t counter_port = 0;               // the loopback redis-server that holds the counter
+   std::string name = unique_key("lock");        // the lock's name
+   std::string counter = unique_key("counter");  // the counter's key
    // With more than one (the lock kind only), coroutine j locks name_of((j + i) % names) in its
    // round i, and counts in counter_of of the same index: the increments spread over the names.
    int names = 1;
@@ -79,6 +81,9 @@ counter_outcome run_counter_processes(counter_run const& r,
 
 // Checks (Boost.Test) that every child exited 0, and says what went wrong in those that did not.
 void check_children(counter_outcome const& o, counter_run const& r);
+
+// run_counter_processes(r), then check_children: for a run with no faults to make meanwhile.
+counter_outcome run_and_check_children(counter_run const& r);
 
 // The lines that the holders of a record_turns run appended, in order: each the holder's token,
 // then the tokens queued behind it when it held, head first.

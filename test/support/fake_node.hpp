@@ -58,9 +58,10 @@ public:
    }
 
    // --- detail::node
-   void eval(std::shared_ptr<detail::script_call const> call, std::chrono::milliseconds timeout,
-             std::function<bool()> still_wanted,
-             std::function<void(detail::node_reply&&)> done) override
+   // A fake has no silence to respect: eval_even_if_silent is eval.
+   void do_eval(std::shared_ptr<detail::script_call const> call, std::chrono::milliseconds timeout,
+                std::function<bool()> still_wanted, std::function<void(detail::node_reply&&)> done,
+                bool /*even_if_silent*/) override
    {
       auto p = std::make_shared<pending>(ex_);
       p->call = std::move(call);

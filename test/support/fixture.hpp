@@ -52,14 +52,22 @@ inline std::vector<std::unique_ptr<client>> make_clients(boost::asio::io_context
    return cs;
 }
 
-struct server_fixture {
-   redis_server srv;
+/// What the fixtures below share: one io_context, checked for work left behind after the test,
+/// and a lock name of the test's own.
+struct context_fixture {
    boost::asio::io_context ioc;
+   /// A lock name of this test's own (unique_key()), for the many tests that need just one.
+   std::string const name = unique_key();
 
-   server_fixture() = default;
-   server_fixture(server_fixture const&) = delete;
-   server_fixture& operator=(server_fixture const&) = delete;
+   context_fixture() = default;
+   context_fixture(context_fixture const&) = delete;
+   context_fixture& operator=(context_fixture const&) = delete;
    void teardown() { expect_no_work_left(ioc); }
+};
+
+/// One server, started with the test.
+struct server_fixture : context_fixture {
+   redis_server srv;
 
    /// A client config for this server, with the defaults otherwise.
    locksmith::config cfg() const { return test_config({srv.url()}); }
@@ -90,14 +98,8 @@ struct server_fixture {
 };
 
 /// Several servers, started by the test (start()), and one io_context.
-struct servers_fixture {
+struct servers_fixture : context_fixture {
    std::vector<std::unique_ptr<redis_server>> servers;
-   boost::asio::io_context ioc;
-
-   servers_fixture() = default;
-   servers_fixture(servers_fixture const&) = delete;
-   servers_fixture& operator=(servers_fixture const&) = delete;
-   void teardown() { expect_no_work_left(ioc); }
 
    void start(std::size_t n)
    {
@@ -119,6 +121,11 @@ struct servers_fixture {
          out.push_back(s.get());
       return out;
    }
+};
+
+/// Five servers, started: the smallest fleet where a quorum (3) survives two failed nodes.
+struct five_servers_fixture : servers_fixture {
+   five_servers_fixture() { start(5); }
 };
 
 }  // namespace locksmith::test

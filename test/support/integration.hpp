@@ -32,6 +32,7 @@ using locksmith::test::countdown;
 using locksmith::test::event;
 using locksmith::test::eventually;
 using locksmith::test::fence_key;
+using locksmith::test::five_servers_fixture;
 using locksmith::test::lock_key;
 using locksmith::test::make_clients;
 using locksmith::test::needs_redis_server;

@@ -1,6 +1,8 @@
 // Hand-built RESP3 replies, for the unit tests of the parsers of script and command replies.
 #pragma once
 
+#include <locksmith/error.hpp>
+
 #include <boost/redis/resp3/node.hpp>
 #include <boost/redis/resp3/type.hpp>
 #include <boost/redis/response.hpp>
@@ -27,3 +29,15 @@ inline boost::redis::resp3::node number(std::string v, std::size_t depth = 0)
 }
 
 }  // namespace locksmith::test
+
+// The names that the tests of reply parsers use: `using namespace locksmith::test::resp_names;` in
+// the test's own namespace, not at file scope, which a unity build shares between files.
+namespace locksmith::test::resp_names {
+using boost::redis::generic_response;
+using boost::redis::resp3::node;
+using boost::redis::resp3::type;
+using locksmith::error;
+using locksmith::error_code;
+using locksmith::test::number;
+using locksmith::test::resp_reply;
+}  // namespace locksmith::test::resp_names

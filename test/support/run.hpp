@@ -59,10 +59,12 @@ inline void drive(boost::asio::io_context& ioc, run_state_base& state,
 // Runs the coroutine on ioc until it completes, for at most `deadline`, and returns its value or
 // rethrows its exception. Throws std::runtime_error if the deadline passes; the coroutine then gets
 // a terminal cancellation and ioc is left restarted and reusable. ioc must not be run by other
-// threads meanwhile.
+// threads meanwhile. The deadline comes before the coroutine so that a lambda body, written in
+// place, is the last argument and reads as a block: run(ioc, 20s, [&]() -> awaitable<void>
+// {...}()).
 template <class T>
-T run(boost::asio::io_context& ioc, boost::asio::awaitable<T> aw,
-      std::chrono::steady_clock::duration deadline = std::chrono::seconds(30))
+T run(boost::asio::io_context& ioc, std::chrono::steady_clock::duration deadline,
+      boost::asio::awaitable<T> aw)
 {
    auto state = std::make_shared<detail::run_state<T>>();
    boost::asio::co_spawn(ioc, std::move(aw),
@@ -80,8 +82,8 @@ T run(boost::asio::io_context& ioc, boost::asio::awaitable<T> aw,
    return std::move(*state->value);
 }
 
-inline void run(boost::asio::io_context& ioc, boost::asio::awaitable<void> aw,
-                std::chrono::steady_clock::duration deadline = std::chrono::seconds(30))
+inline void run(boost::asio::io_context& ioc, std::chrono::steady_clock::duration deadline,
+                boost::asio::awaitable<void> aw)
 {
    auto state = std::make_shared<detail::run_state_base>();
    boost::asio::co_spawn(
@@ -93,6 +95,18 @@ inline void run(boost::asio::io_context& ioc, boost::asio::awaitable<void> aw,
    detail::drive(ioc, *state, deadline);
    if (state->error)
       std::rethrow_exception(state->error);
+}
+
+// The same with a 30 s deadline.
+template <class T>
+T run(boost::asio::io_context& ioc, boost::asio::awaitable<T> aw)
+{
+   return run(ioc, std::chrono::seconds(30), std::move(aw));
+}
+
+inline void run(boost::asio::io_context& ioc, boost::asio::awaitable<void> aw)
+{
+   run(ioc, std::chrono::seconds(30), std::move(aw));
 }
 
 }  // namespace locksmith::test

@@ -43,6 +43,20 @@ bool has_text(std::string const& text, std::string const& what)
    return text.find(what) != std::string::npos;
 }
 
+namespace {
+
+// True when the INFO sentinel of every Sentinel holds `what`.
+bool every_sentinel_says(std::vector<std::unique_ptr<redis_server>> const& sentinels,
+                         std::string const& what)
+{
+   for (auto const& s : sentinels)
+      if (!has_text(info_section(*s, "sentinel"), what))
+         return false;
+   return true;
+}
+
+}  // namespace
+
 std::string info_section(redis_server const& s, std::string_view section)
 {
    return s.text({"INFO", section});
@@ -84,11 +98,8 @@ bool sentinel_group::ready() const
 
 bool sentinel_group::ready_with_master(std::uint16_t port) const
 {
-   auto const wanted = "address=127.0.0.1:" + std::to_string(port) + ",slaves=1,sentinels=3";
-   for (auto const& s : sentinels_)
-      if (!has_text(info_section(*s, "sentinel"), wanted))
-         return false;
-   return true;
+   return every_sentinel_says(sentinels_, "address=127.0.0.1:" + std::to_string(port) +
+                                             ",slaves=1,sentinels=3");
 }
 
 std::string sentinel_group::url() const
@@ -102,11 +113,7 @@ std::string sentinel_group::url() const
 
 bool sentinel_group::names_master(std::uint16_t port) const
 {
-   auto const wanted = "address=127.0.0.1:" + std::to_string(port) + ",";
-   for (auto const& s : sentinels_)
-      if (!has_text(info_section(*s, "sentinel"), wanted))
-         return false;
-   return true;
+   return every_sentinel_says(sentinels_, "address=127.0.0.1:" + std::to_string(port) + ",");
 }
 
 void sentinel_group::cut_replica_link()

@@ -14,9 +14,7 @@ namespace test_backoff {
 namespace {
 
 using namespace std::chrono_literals;
-using locksmith::detail::expiry_delay;
-using locksmith::detail::lots_delay;
-using locksmith::detail::spin_delay;
+using namespace locksmith::detail;
 using locksmith::wait_strategy::spin;
 using std::chrono::microseconds;
 

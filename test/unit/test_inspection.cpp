@@ -20,11 +20,7 @@ namespace test_inspection {
 
 namespace {
 
-using boost::redis::generic_response;
-using boost::redis::resp3::node;
-using boost::redis::resp3::type;
-using locksmith::error;
-using locksmith::error_code;
+using namespace locksmith::test::resp_names;
 using locksmith::holder_info;
 using locksmith::inspection;
 using locksmith::lock_kind;

@@ -16,11 +16,7 @@ namespace test_keys {
 namespace {
 
 using namespace std::string_view_literals;
-using locksmith::detail::fence_key;
-using locksmith::detail::hash_slot;
-using locksmith::detail::hash_tag;
-using locksmith::detail::lock_key;
-using locksmith::detail::release_channel;
+using namespace locksmith::detail;
 
 }  // namespace
 

@@ -43,16 +43,20 @@ std::vector<node> cat(std::vector<std::vector<node>> parts)
    return out;
 }
 
+// The events of these pushes, read under the default prefix.
+std::vector<push_event> parsed(std::vector<std::vector<node>> pushes)
+{
+   return parse_pushes(cat(std::move(pushes)), "locksmith:");
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(pushes)
 
 BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
 {
-   auto const got =
-      parse_pushes(cat({push("subscribe", "a", count(1)), push("message", "a", text("t1")),
-                        push("unsubscribe", "a", count(0))}),
-                   "locksmith:");
+   auto const got = parsed({push("subscribe", "a", count(1)), push("message", "a", text("t1")),
+                            push("unsubscribe", "a", count(0))});
    std::vector<push_event> const want{
       {kind::subscribed, "a", ""}, {kind::message, "a", "t1"}, {kind::unsubscribed, "a", ""}};
    BOOST_TEST((got == want));
@@ -61,10 +65,8 @@ BOOST_AUTO_TEST_CASE(messages_and_confirmations_in_order)
 // Redis Cluster's sharded pub/sub: the same pushes with an `s` before their word, marked sharded.
 BOOST_AUTO_TEST_CASE(sharded_messages_and_confirmations)
 {
-   auto const got =
-      parse_pushes(cat({push("ssubscribe", "a", count(1)), push("smessage", "a", text("t1")),
-                        push("sunsubscribe", "a", count(0)), push("subscribe", "b", count(2))}),
-                   "locksmith:");
+   auto const got = parsed({push("ssubscribe", "a", count(1)), push("smessage", "a", text("t1")),
+                            push("sunsubscribe", "a", count(0)), push("subscribe", "b", count(2))});
    std::vector<push_event> const want{{kind::subscribed, "a", "", true},
                                       {kind::message, "a", "t1", true},
                                       {kind::unsubscribed, "a", "", true},
@@ -75,19 +77,16 @@ BOOST_AUTO_TEST_CASE(sharded_messages_and_confirmations)
 BOOST_AUTO_TEST_CASE(only_sharded_words_drop_their_s)
 {
    // "subscribe" begins with an s too; "spublish", "smessages" and "s" are nobody's.
-   auto const got =
-      parse_pushes(cat({push("spublish", "a", count(1)), push("smessages", "a", text("t")),
-                        push("s", "a", count(1)), push("sssubscribe", "a", count(1))}),
-                   "locksmith:");
+   auto const got = parsed({push("spublish", "a", count(1)), push("smessages", "a", text("t")),
+                            push("s", "a", count(1)), push("sssubscribe", "a", count(1))});
    BOOST_TEST(got.empty());
 }
 
 BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
 {
    // The marker is the key prefix, which sorts before every lock channel under it.
-   auto const got = parse_pushes(cat({push("subscribe", "locksmith:", count(1)),
-                                      push("subscribe", "locksmith:{b}:released", count(2))}),
-                                 "locksmith:");
+   auto const got = parsed({push("subscribe", "locksmith:", count(1)),
+                            push("subscribe", "locksmith:{b}:released", count(2))});
    std::vector<push_event> const want{{kind::connected, "", ""},
                                       {kind::subscribed, "locksmith:{b}:released", ""}};
    BOOST_TEST((got == want));

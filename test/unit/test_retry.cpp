@@ -1,16 +1,9 @@
 // Unit tests of the retry decision after a lost attempt (src/sansio/retry.hpp).
 #include "sansio/retry.hpp"
 
+#include "support/print.hpp"
+
 #include <boost/test/unit_test.hpp>
-
-#include <ostream>
-
-namespace locksmith::detail {
-std::ostream& operator<<(std::ostream& os, next_step s)
-{
-   return os << static_cast<int>(s);
-}
-}  // namespace locksmith::detail
 
 namespace test_retry {
 

@@ -50,27 +50,40 @@ constexpr sample redis_6_0[] = {
    {"NOSCRIPT No matching script. Please use EVAL.", "NOSCRIPT"},
 };
 
-// Redis 7.0.15 (Debian 12): the command's own error, with where the script stopped appended;
-// an ACL denial is still ERR.
+// Since Redis 7.0 a command's error inside a script is the command's own, with where the script
+// stopped appended; these words are the same in every later server of the matrix that sent them.
+constexpr sample readonly_since_7{"READONLY You can't write against a read only replica. script: "
+                                  "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
+                                  "READONLY"};
+constexpr sample oom_since_7{"OOM command not allowed when used memory > 'maxmemory'. script: "
+                             "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
+                             "OOM"};
+constexpr sample wrongtype_since_7{
+   "WRONGTYPE Operation against a key holding the wrong kind of value script: "
+   "d62be7c8f35dd56a5f2788aeb88e376482084583, on @user_script:1.",
+   "WRONGTYPE"};
+constexpr sample lua_error_since_7{
+   "ERR user_script:1: attempt to perform arithmetic on a nil value script: "
+   "d13bc48d895ba57f297c4db70c1d256548a54e2d, on @user_script:1.",
+   "ERR"};
+// Since Redis 8.0, an ACL denial in a script in words of its own.
+constexpr sample acl_command_since_8{
+   "ERR ACL failure in script: User u has no permissions to run the 'set' command script: "
+   "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
+   "NOPERM"};
+
+// Redis 7.0.15 (Debian 12): an ACL denial is still ERR.
 constexpr sample redis_7_0[] = {
-   {"READONLY You can't write against a read only replica. script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "READONLY"},
-   {"OOM command not allowed when used memory > 'maxmemory'. script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "OOM"},
-   {"WRONGTYPE Operation against a key holding the wrong kind of value script: "
-    "d62be7c8f35dd56a5f2788aeb88e376482084583, on @user_script:1.",
-    "WRONGTYPE"},
+   readonly_since_7,
+   oom_since_7,
+   wrongtype_since_7,
    {"ERR The user executing the script can't run this command or subcommand script: "
     "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
     "NOPERM"},
    {"ERR The user executing the script can't access at least one of the keys mentioned in the "
     "command arguments script: 54107ccc55395c15ab3b005bb2a3cf773b97c4a6, on @user_script:1.",
     "NOPERM"},
-   {"ERR user_script:1: attempt to perform arithmetic on a nil value script: "
-    "d13bc48d895ba57f297c4db70c1d256548a54e2d, on @user_script:1.",
-    "ERR"},
+   lua_error_since_7,
    {"BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
     "BUSY"},
    {"NOSCRIPT No matching script. Please use EVAL.", "NOSCRIPT"},
@@ -78,34 +91,20 @@ constexpr sample redis_7_0[] = {
 
 // Redis 8.0.2 (Debian 13): as 7.0, but an ACL denial in words of its own.
 constexpr sample redis_8_0[] = {
-   {"READONLY You can't write against a read only replica. script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "READONLY"},
-   {"OOM command not allowed when used memory > 'maxmemory'. script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "OOM"},
-   {"ERR ACL failure in script: User u has no permissions to run the 'set' command script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "NOPERM"},
+   readonly_since_7,
+   oom_since_7,
+   acl_command_since_8,
    {"ERR ACL failure in script: No permissions to access a key script: "
     "54107ccc55395c15ab3b005bb2a3cf773b97c4a6, on @user_script:1.",
     "NOPERM"},
-   {"ERR user_script:1: attempt to perform arithmetic on a nil value script: "
-    "d13bc48d895ba57f297c4db70c1d256548a54e2d, on @user_script:1.",
-    "ERR"},
+   lua_error_since_7,
 };
 
 // Valkey 8.1.1 (Debian 13): as Redis 8.0, in its own name.
 constexpr sample valkey_8_1[] = {
-   {"READONLY You can't write against a read only replica. script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "READONLY"},
-   {"ERR ACL failure in script: User u has no permissions to run the 'set' command script: "
-    "bd6f3018b28bbdb36260f19d3c44afed740db987, on @user_script:1.",
-    "NOPERM"},
-   {"WRONGTYPE Operation against a key holding the wrong kind of value script: "
-    "d62be7c8f35dd56a5f2788aeb88e376482084583, on @user_script:1.",
-    "WRONGTYPE"},
+   readonly_since_7,
+   acl_command_since_8,
+   wrongtype_since_7,
    {"BUSY Valkey is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
     "BUSY"},
    {"NOSCRIPT No matching script.", "NOSCRIPT"},

@@ -21,15 +21,9 @@ namespace test_scripts {
 
 namespace {
 
-using boost::redis::generic_response;
-using boost::redis::resp3::node;
-using boost::redis::resp3::type;
-using locksmith::error;
-using locksmith::error_code;
+using namespace locksmith::test::resp_names;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::ownership;
-using locksmith::test::number;
-using locksmith::test::resp_reply;
 
 generic_response server_error_reply(std::string diagnostic, type t = type::simple_error)
 {

@@ -36,6 +36,15 @@ master_follow::link at(std::string_view address, unsigned connections)
    return {address, connections};
 }
 
+// A follower whose node is on a:1 when the Sentinels name a:1, then b:2: a switch to follow.
+master_follow switched(master_follow::settings s = {})
+{
+   master_follow f{s};
+   f.named("a:1");
+   f.named("b:2");
+   return f;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(sentinel_follow)
@@ -96,10 +105,8 @@ BOOST_AUTO_TEST_CASE(a_switch_reconnects_the_node_once_and_waits_for_its_new_con
 BOOST_AUTO_TEST_CASE(a_reconnect_that_found_the_old_master_again_is_tried_again_further_apart)
 {
    // The Sentinel the node asked did not know of the switch yet.
-   master_follow f{{.spacing = 250ms, .tries = 3, .patience = 3s, .poll = 50ms}};
+   auto f = switched({.spacing = 250ms, .tries = 3, .poll = 50ms});
    auto const t0 = clock_type::now();
-   f.named("a:1");
-   f.named("b:2");
    BOOST_TEST((f.decide(at("a:1", 1), t0) == step{true, 50ms}));
    // Connected again 100 ms later, to the old master: the next try is 250 ms after the first.
    BOOST_TEST((f.decide(at("a:1", 2), t0 + 100ms) == step{false, 150ms}));
@@ -118,10 +125,8 @@ BOOST_AUTO_TEST_CASE(a_reconnect_that_found_the_old_master_again_is_tried_again_
 
 BOOST_AUTO_TEST_CASE(a_reconnect_that_does_not_connect_within_its_patience_is_made_again)
 {
-   master_follow f{{.spacing = 250ms, .tries = 6, .patience = 3s, .poll = 50ms}};
+   auto f = switched({.patience = 3s, .poll = 50ms});
    auto const t0 = clock_type::now();
-   f.named("a:1");
-   f.named("b:2");
    BOOST_TEST((f.decide(at("a:1", 1), t0) == step{true, 50ms}));
    BOOST_TEST((f.decide(at("a:1", 1), t0 + 2999ms) == step{false, 50ms}));
    BOOST_TEST((f.decide(at("a:1", 1), t0 + 3s) == step{true, 50ms}));
@@ -130,10 +135,8 @@ BOOST_AUTO_TEST_CASE(a_reconnect_that_does_not_connect_within_its_patience_is_ma
 BOOST_AUTO_TEST_CASE(a_node_that_moved_by_itself_needs_no_reconnect)
 {
    // The demotion dropped its connections and it asked the Sentinels before the switch was told.
-   master_follow f;
+   auto f = switched();
    auto const t0 = clock_type::now();
-   f.named("a:1");
-   f.named("b:2");
    BOOST_TEST((f.decide(at("b:2", 2), t0) == step{}));
 }
 

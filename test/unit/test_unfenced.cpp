@@ -22,14 +22,9 @@ namespace test_unfenced {
 
 namespace {
 
-using boost::redis::generic_response;
-using boost::redis::resp3::node;
-using boost::redis::resp3::type;
-using locksmith::error;
+using namespace locksmith::test::resp_names;
 using locksmith::detail::acquire_reply;
 using locksmith::detail::parse_unfenced_acquire;
-using locksmith::test::number;
-using locksmith::test::resp_reply;
 
 node ok()
 {

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace test_url {
 
@@ -24,103 +25,114 @@ void expect_rejected(std::initializer_list<std::string_view> urls)
    }
 }
 
+// The URL that `text` parses to; the test case stops (BOOST_TEST_REQUIRE) when it does not parse.
+node_url parsed(std::string_view text)
+{
+   auto u = parse_url(text);
+   BOOST_TEST_REQUIRE(u.has_value(), "url \"" << text << "\"");
+   return *u;
+}
+
+// What a plain server's URL says, field by field.
+struct plain_url {
+   bool tls;
+   std::string user, password, host, port;
+   int database;
+};
+
+void check_plain(std::string_view text, plain_url const& want)
+{
+   auto const u = parsed(text);
+   BOOST_TEST(u.tls == want.tls);
+   BOOST_TEST(u.user == want.user);
+   BOOST_TEST(u.password == want.password);
+   BOOST_TEST(u.host == want.host);
+   BOOST_TEST(u.port == want.port);
+   BOOST_TEST(u.database == want.database);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(url)
 
 BOOST_AUTO_TEST_CASE(host_only_takes_the_defaults)
 {
-   auto const u = parse_url("redis://host");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(!u->tls);
-   BOOST_TEST(u->user == "");
-   BOOST_TEST(u->password == "");
-   BOOST_TEST(u->host == "host");
-   BOOST_TEST(u->port == "6379");
-   BOOST_TEST(u->database == 0);
+   check_plain(
+      "redis://host",
+      {.tls = false, .user = "", .password = "", .host = "host", .port = "6379", .database = 0});
 }
 
 BOOST_AUTO_TEST_CASE(host_and_port)
 {
-   auto const u = parse_url("redis://host:6380");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->host == "host");
-   BOOST_TEST(u->port == "6380");
-   BOOST_TEST(u->database == 0);
+   auto const u = parsed("redis://host:6380");
+   BOOST_TEST(u.host == "host");
+   BOOST_TEST(u.port == "6380");
+   BOOST_TEST(u.database == 0);
    BOOST_TEST(parse_url("redis://host:1").value().port == "1");
    BOOST_TEST(parse_url("redis://host:65535").value().port == "65535");
 }
 
 BOOST_AUTO_TEST_CASE(user_password_port_and_database)
 {
-   auto const u = parse_url("redis://user:pass@host:1/2");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(!u->tls);
-   BOOST_TEST(u->user == "user");
-   BOOST_TEST(u->password == "pass");
-   BOOST_TEST(u->host == "host");
-   BOOST_TEST(u->port == "1");
-   BOOST_TEST(u->database == 2);
+   check_plain("redis://user:pass@host:1/2", {.tls = false,
+                                              .user = "user",
+                                              .password = "pass",
+                                              .host = "host",
+                                              .port = "1",
+                                              .database = 2});
    BOOST_TEST(parse_url("redis://host/2147483647").value().database == 2147483647);
 }
 
 BOOST_AUTO_TEST_CASE(password_without_user)
 {
-   auto const u = parse_url("redis://:pass@host");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->user == "");
-   BOOST_TEST(u->password == "pass");
-   BOOST_TEST(u->host == "host");
-   BOOST_TEST(u->port == "6379");
+   auto const u = parsed("redis://:pass@host");
+   BOOST_TEST(u.user == "");
+   BOOST_TEST(u.password == "pass");
+   BOOST_TEST(u.host == "host");
+   BOOST_TEST(u.port == "6379");
 }
 
 BOOST_AUTO_TEST_CASE(user_without_password)
 {
-   auto const u = parse_url("redis://user@host");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->user == "user");
-   BOOST_TEST(u->password == "");
+   auto const u = parsed("redis://user@host");
+   BOOST_TEST(u.user == "user");
+   BOOST_TEST(u.password == "");
 }
 
 BOOST_AUTO_TEST_CASE(rediss_is_tls)
 {
-   auto const u = parse_url("rediss://user:pass@host:6380/3");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->tls);
-   BOOST_TEST(u->user == "user");
-   BOOST_TEST(u->password == "pass");
-   BOOST_TEST(u->host == "host");
-   BOOST_TEST(u->port == "6380");
-   BOOST_TEST(u->database == 3);
+   auto const u = parsed("rediss://user:pass@host:6380/3");
+   BOOST_TEST(u.tls);
+   BOOST_TEST(u.user == "user");
+   BOOST_TEST(u.password == "pass");
+   BOOST_TEST(u.host == "host");
+   BOOST_TEST(u.port == "6380");
+   BOOST_TEST(u.database == 3);
    BOOST_TEST(parse_url("rediss://host").value().tls);
 }
 
 BOOST_AUTO_TEST_CASE(ipv6_in_brackets)
 {
-   auto const u = parse_url("redis://[::1]:6379");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->host == "::1");
-   BOOST_TEST(u->port == "6379");
+   auto const u = parsed("redis://[::1]:6379");
+   BOOST_TEST(u.host == "::1");
+   BOOST_TEST(u.port == "6379");
 
-   auto const v = parse_url("redis://u:p@[fe80::1]:7000/4");
-   BOOST_TEST_REQUIRE(v.has_value());
-   BOOST_TEST(v->host == "fe80::1");
-   BOOST_TEST(v->port == "7000");
-   BOOST_TEST(v->database == 4);
+   auto const v = parsed("redis://u:p@[fe80::1]:7000/4");
+   BOOST_TEST(v.host == "fe80::1");
+   BOOST_TEST(v.port == "7000");
+   BOOST_TEST(v.database == 4);
 
-   auto const w = parse_url("redis://[::1]");
-   BOOST_TEST_REQUIRE(w.has_value());
-   BOOST_TEST(w->host == "::1");
-   BOOST_TEST(w->port == "6379");
+   auto const w = parsed("redis://[::1]");
+   BOOST_TEST(w.host == "::1");
+   BOOST_TEST(w.port == "6379");
 }
 
 BOOST_AUTO_TEST_CASE(percent_encoded_credentials)
 {
-   auto const u = parse_url("redis://us%3Aer:p%40ss@host");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->user == "us:er");
-   BOOST_TEST(u->password == "p@ss");
-   BOOST_TEST(u->host == "host");
+   auto const u = parsed("redis://us%3Aer:p%40ss@host");
+   BOOST_TEST(u.user == "us:er");
+   BOOST_TEST(u.password == "p@ss");
+   BOOST_TEST(u.host == "host");
 
    BOOST_TEST(parse_url("redis://:p%40ss@host").value().password == "p@ss");
    BOOST_TEST(parse_url("redis://:%2f%2F@host").value().password == "//");
@@ -180,32 +192,28 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_urls)
 
 BOOST_AUTO_TEST_CASE(sentinel_url_takes_the_defaults)
 {
-   auto const u = parse_url("redis+sentinel://s1/mymaster");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->sentinel());
-   BOOST_TEST(u->sentinels.size() == 1u);
-   BOOST_TEST((u->sentinels.at(0) == endpoint{"s1", "26379"}));
-   BOOST_TEST(u->master_name == "mymaster");
-   BOOST_TEST(u->host.empty());
-   BOOST_TEST(u->port.empty());
-   BOOST_TEST(u->database == 0);
-   BOOST_TEST(!u->tls);
-   BOOST_TEST(u->user.empty());
+   auto const u = parsed("redis+sentinel://s1/mymaster");
+   BOOST_TEST(u.sentinel());
+   BOOST_TEST(u.sentinels.size() == 1u);
+   BOOST_TEST((u.sentinels.at(0) == endpoint{"s1", "26379"}));
+   BOOST_TEST(u.master_name == "mymaster");
+   BOOST_TEST(u.host.empty());
+   BOOST_TEST(u.port.empty());
+   BOOST_TEST(u.database == 0);
+   BOOST_TEST(!u.tls);
+   BOOST_TEST(u.user.empty());
    BOOST_TEST(!parse_url("redis://host").value().sentinel());
 }
 
 BOOST_AUTO_TEST_CASE(sentinel_url_with_everything)
 {
-   auto const u = parse_url("redis+sentinel://us%3Aer:p%40ss@s1:1,[::1]:26380,s3/my.master-1/3");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->user == "us:er");
-   BOOST_TEST(u->password == "p@ss");
-   BOOST_TEST_REQUIRE(u->sentinels.size() == 3u);
-   BOOST_TEST((u->sentinels[0] == endpoint{"s1", "1"}));
-   BOOST_TEST((u->sentinels[1] == endpoint{"::1", "26380"}));
-   BOOST_TEST((u->sentinels[2] == endpoint{"s3", "26379"}));
-   BOOST_TEST(u->master_name == "my.master-1");
-   BOOST_TEST(u->database == 3);
+   auto const u = parsed("redis+sentinel://us%3Aer:p%40ss@s1:1,[::1]:26380,s3/my.master-1/3");
+   BOOST_TEST(u.user == "us:er");
+   BOOST_TEST(u.password == "p@ss");
+   BOOST_TEST(
+      (u.sentinels == std::vector<endpoint>{{"s1", "1"}, {"::1", "26380"}, {"s3", "26379"}}));
+   BOOST_TEST(u.master_name == "my.master-1");
+   BOOST_TEST(u.database == 3);
 }
 
 BOOST_AUTO_TEST_CASE(rejects_malformed_sentinel_urls)
@@ -226,38 +234,32 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_sentinel_urls)
 
 BOOST_AUTO_TEST_CASE(redacted_sentinel_url)
 {
-   auto const u = parse_url("redis+sentinel://u:s3cr3t@s1,[::1]:26380/m/2");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(redacted(*u) == "redis+sentinel://u:***@s1:26379,[::1]:26380/m/2");
+   auto const u = parsed("redis+sentinel://u:s3cr3t@s1,[::1]:26380/m/2");
+   BOOST_TEST(redacted(u) == "redis+sentinel://u:***@s1:26379,[::1]:26380/m/2");
    BOOST_TEST(redacted(parse_url("redis+sentinel://s1/m").value()) ==
               "redis+sentinel://s1:26379/m");
 }
 
 BOOST_AUTO_TEST_CASE(cluster_url_takes_the_defaults)
 {
-   auto const u = parse_url("redis+cluster://n1");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->cluster());
-   BOOST_TEST(!u->sentinel());
-   BOOST_TEST(!u->tls);
-   BOOST_TEST_REQUIRE(u->seeds.size() == 1u);
-   BOOST_TEST((u->seeds[0] == endpoint{"n1", "6379"}));
-   BOOST_TEST(u->host == "");
-   BOOST_TEST(u->database == 0);
+   auto const u = parsed("redis+cluster://n1");
+   BOOST_TEST(u.cluster());
+   BOOST_TEST(!u.sentinel());
+   BOOST_TEST(!u.tls);
+   BOOST_TEST_REQUIRE(u.seeds.size() == 1u);
+   BOOST_TEST((u.seeds[0] == endpoint{"n1", "6379"}));
+   BOOST_TEST(u.host == "");
+   BOOST_TEST(u.database == 0);
    BOOST_TEST(!parse_url("redis://host").value().cluster());
    BOOST_TEST(!parse_url("redis+sentinel://s1/m").value().cluster());
 }
 
 BOOST_AUTO_TEST_CASE(cluster_url_with_everything)
 {
-   auto const u = parse_url("redis+cluster://us%3Aer:p%40ss@n1:7000,[::1]:7001,n3");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(u->user == "us:er");
-   BOOST_TEST(u->password == "p@ss");
-   BOOST_TEST_REQUIRE(u->seeds.size() == 3u);
-   BOOST_TEST((u->seeds[0] == endpoint{"n1", "7000"}));
-   BOOST_TEST((u->seeds[1] == endpoint{"::1", "7001"}));
-   BOOST_TEST((u->seeds[2] == endpoint{"n3", "6379"}));
+   auto const u = parsed("redis+cluster://us%3Aer:p%40ss@n1:7000,[::1]:7001,n3");
+   BOOST_TEST(u.user == "us:er");
+   BOOST_TEST(u.password == "p@ss");
+   BOOST_TEST((u.seeds == std::vector<endpoint>{{"n1", "7000"}, {"::1", "7001"}, {"n3", "6379"}}));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_malformed_cluster_urls)
@@ -277,22 +279,19 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_cluster_urls)
 
 BOOST_AUTO_TEST_CASE(redacted_cluster_url)
 {
-   auto const u = parse_url("redis+cluster://u:s3cr3t@n1,[::1]:7001");
-   BOOST_TEST_REQUIRE(u.has_value());
-   BOOST_TEST(redacted(*u) == "redis+cluster://u:***@n1:6379,[::1]:7001");
+   auto const u = parsed("redis+cluster://u:s3cr3t@n1,[::1]:7001");
+   BOOST_TEST(redacted(u) == "redis+cluster://u:***@n1:6379,[::1]:7001");
 }
 
 BOOST_AUTO_TEST_CASE(redacted_hides_the_password)
 {
-   auto const u = parse_url("redis://user:s3cr3t@host:6380/2");
-   BOOST_TEST_REQUIRE(u.has_value());
-   auto const r = redacted(*u);
+   auto const u = parsed("redis://user:s3cr3t@host:6380/2");
+   auto const r = redacted(u);
    BOOST_TEST(r.find("s3cr3t") == std::string::npos);
    BOOST_TEST(r == "redis://user:***@host:6380/2");
 
-   auto const v = parse_url("rediss://:p%40ss@host");
-   BOOST_TEST_REQUIRE(v.has_value());
-   auto const s = redacted(*v);
+   auto const v = parsed("rediss://:p%40ss@host");
+   auto const s = redacted(v);
    BOOST_TEST(s.find("p@ss") == std::string::npos);
    BOOST_TEST(s.find("p%40ss") == std::string::npos);
    BOOST_TEST(s == "rediss://:***@host:6379");

@@ -66,6 +66,19 @@ fanout_result votes(char const* letters, outcome decision = outcome::lost)
    return r;
 }
 
+// One row a case: the votes, and the error that a verdict must give for them.
+struct expected {
+   char const* letters;
+   error_code ec;
+};
+
+// Checks `verdict` (lost_reason, lasting_failure, ownership_result) on each row.
+void check(error_code (*verdict)(fanout_result const&), std::initializer_list<expected> rows)
+{
+   for (auto const& row : rows)
+      BOOST_TEST(verdict(votes(row.letters)) == row.ec, row.letters);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(verdicts)
@@ -97,38 +110,37 @@ BOOST_AUTO_TEST_CASE(a_split_among_waiters_that_took_the_key_has_no_holder_with_
 
 BOOST_AUTO_TEST_CASE(an_attempt_is_lost_to_a_holder_before_anything_else_that_may_mend)
 {
-   BOOST_TEST(lost_reason(votes("ynf")) == error_code{error::lock_taken});
-   BOOST_TEST(lost_reason(votes("nnn")) == error_code{error::lock_taken});
-   BOOST_TEST(lost_reason(votes("yff")) == error_code{error::quorum_unreachable});
-   BOOST_TEST(lost_reason(votes("ymf")) == error_code{error::unexpected_reply});
-   BOOST_TEST(lost_reason(votes("f")) == error_code{error::quorum_unreachable});
+   check(lost_reason, {{"ynf", error::lock_taken},
+                       {"nnn", error::lock_taken},
+                       {"yff", error::quorum_unreachable},
+                       {"ymf", error::unexpected_reply},
+                       {"f", error::quorum_unreachable}});
 }
 
 BOOST_AUTO_TEST_CASE(refused_credentials_count_only_when_they_alone_sink_the_quorum)
 {
    // One node of three refusing us leaves a quorum possible: the others decide.
-   BOOST_TEST(lasting_failure(votes("ayy")) == error_code{});
-   BOOST_TEST(lost_reason(votes("anf")) == error_code{error::lock_taken});
+   check(lasting_failure, {{"ayy", {}}});
+   check(lost_reason, {{"anf", error::lock_taken}});
    // Two of three refusing us: no wait can mend that.
-   BOOST_TEST(lasting_failure(votes("aay")) == error_code{error::auth_failed});
-   BOOST_TEST(lost_reason(votes("aan")) == error_code{error::auth_failed});
-   BOOST_TEST(lost_reason(votes("a")) == error_code{error::auth_failed});
+   check(lasting_failure, {{"aay", error::auth_failed}});
+   check(lost_reason, {{"aan", error::auth_failed}, {"a", error::auth_failed}});
    // A Redis Cluster too old to serve (its one node) is as lasting.
-   BOOST_TEST(lost_reason(votes("o")) == error_code{error::invalid_argument});
-   BOOST_TEST(ownership_result(votes("o")) == error_code{error::invalid_argument});
-   BOOST_TEST(lasting_failure(votes("oyy")) == error_code{});
+   check(lost_reason, {{"o", error::invalid_argument}});
+   check(ownership_result, {{"o", error::invalid_argument}});
+   check(lasting_failure, {{"oyy", {}}});
 }
 
 BOOST_AUTO_TEST_CASE(writes_short_of_replicas_are_blamed_when_they_alone_sink_the_quorum)
 {
-   BOOST_TEST(lost_reason(votes("r")) == error_code{error::not_enough_replicas});
-   BOOST_TEST(lost_reason(votes("rry")) == error_code{error::not_enough_replicas});
-   BOOST_TEST(lost_reason(votes("ryf")) == error_code{error::quorum_unreachable});
-   // A holder elsewhere is worth waiting for.
-   BOOST_TEST(lost_reason(votes("rrn")) == error_code{error::lock_taken});
-   BOOST_TEST(ownership_result(votes("r")) == error_code{error::not_enough_replicas});
-   BOOST_TEST(ownership_result(votes("rrryy")) == error_code{error::not_enough_replicas});
-   BOOST_TEST(ownership_result(votes("rrfyy")) == error_code{error::quorum_unreachable});
+   // A holder elsewhere (rrn) is worth waiting for.
+   check(lost_reason, {{"r", error::not_enough_replicas},
+                       {"rry", error::not_enough_replicas},
+                       {"ryf", error::quorum_unreachable},
+                       {"rrn", error::lock_taken}});
+   check(ownership_result, {{"r", error::not_enough_replicas},
+                            {"rrryy", error::not_enough_replicas},
+                            {"rrfyy", error::quorum_unreachable}});
 }
 
 BOOST_AUTO_TEST_CASE(a_won_release_or_extend_is_success)
@@ -148,9 +160,9 @@ BOOST_AUTO_TEST_CASE(the_key_is_blamed_only_when_its_absence_alone_sinks_the_quo
    // Two of five nodes restarted empty beside a valid lease: the failures lost the quorum.
    auto restarted = votes("nnyff");
    BOOST_TEST(ownership_result(restarted) == error_code{error::quorum_unreachable});
-   BOOST_TEST(ownership_result(votes("nnysf")) == error_code{error::unexpected_reply});
-   BOOST_TEST(ownership_result(votes("aanyy")) == error_code{error::quorum_unreachable});
-   BOOST_TEST(ownership_result(votes("aaany")) == error_code{error::auth_failed});
+   check(ownership_result, {{"nnysf", error::unexpected_reply},
+                            {"aanyy", error::quorum_unreachable},
+                            {"aaany", error::auth_failed}});
 }
 
 BOOST_AUTO_TEST_CASE(the_holders_shortest_pttl_the_slowest_answer_and_the_highest_fence)

@@ -2,16 +2,9 @@
 // renews, retries and declares a lease lost, on a clock that the test sets.
 #include "sansio/watchdog_schedule.hpp"
 
+#include "support/print.hpp"
+
 #include <boost/test/unit_test.hpp>
-
-#include <ostream>
-
-namespace locksmith::detail {
-std::ostream& operator<<(std::ostream& os, renewal_step s)
-{
-   return os << static_cast<int>(s);
-}
-}  // namespace locksmith::detail
 
 namespace test_watchdog_schedule {
 

@@ -139,12 +139,12 @@ std::string to_json(quorum_summary const& s)
    return j.str();
 }
 
-constexpr char const* row_format =
+constexpr char const* quorum_row_format =
    "%-8s %5s %6s %7s %8s %8s %8s %8s %8s %8s %8s %6s %6s %7s %8s %7s %7s %4s %4s\n";
 
 std::string quorum_table_header()
 {
-   return underlined(table_line(row_format, "scenario", "nodes", "frozen", "acq", "acq/s",
+   return underlined(table_line(quorum_row_format, "scenario", "nodes", "frozen", "acq", "acq/s",
                                 "cyc p50", "cyc p90", "cyc p99", "acq p50", "acq p99", "+p99",
                                 "p50/h", "cpu/h", "unreach", "unr p50", "req/acq", "cli/acq", "ovl",
                                 "fail"));
@@ -162,7 +162,7 @@ std::string ratio_cell(std::optional<double> r)
 std::string table_row(quorum_summary const& s)
 {
    auto const n = [](auto v) { return std::to_string(v); };
-   return table_line(row_format, "quorum", n(s.nodes), n(s.frozen), n(s.acquisitions),
+   return table_line(quorum_row_format, "quorum", n(s.nodes), n(s.frozen), n(s.acquisitions),
                      number(s.acquisitions_per_s), cell(s.cycle_us.p50), cell(s.cycle_us.p90),
                      cell(s.cycle_us.p99), cell(s.acquire_us.p50), cell(s.acquire_us.p99),
                      cell(s.p99_over_healthy_us), ratio_cell(s.p50_ratio), ratio_cell(s.cpu_ratio),
@@ -171,7 +171,7 @@ std::string table_row(quorum_summary const& s)
           failure_note(s.error);
 }
 
-constexpr char const* legend =
+constexpr char const* quorum_legend =
    "times in microseconds; cyc: async_lock start to async_unlock end, one attempt (wait 0) per\n"
    "cycle; acq: async_lock alone; +p99: cyc p99 over the run with no node frozen (target: at "
    "most\n"
@@ -200,7 +200,7 @@ std::vector<std::string> node_urls(quorum_plan const& plan,
    return urls;
 }
 
-std::string describe(run_spec const& r)
+std::string describe_quorum(run_spec const& r)
 {
    return "quorum nodes=" + std::to_string(r.nodes.size()) + " frozen=" + std::to_string(r.frozen);
 }
@@ -223,7 +223,7 @@ bool run_quorum(quorum_plan const& plan)
       spec.frozen = plan.frozen[i];
       spec.prefix = plan.base.prefix + std::to_string(i) + ":";
       auto const what = "[" + std::to_string(i + 1) + "/" + std::to_string(plan.frozen.size()) +
-                        "] " + describe(spec);
+                        "] " + describe_quorum(spec);
       auto const frozen_begin = own.end() - std::min<std::ptrdiff_t>(spec.frozen, std::ssize(own));
       if (progress)
          std::cerr << "\r\033[K" << what << ": warming up" << std::flush;
@@ -252,7 +252,7 @@ bool run_quorum(quorum_plan const& plan)
       std::cout << (plan.json ? to_json(s) + "\n" : table_row(s)) << std::flush;
       if (!s.sane) {
          sane = false;
-         std::cerr << "locksmith-bench: sanity check failed for " << describe(spec) << ": "
+         std::cerr << "locksmith-bench: sanity check failed for " << describe_quorum(spec) << ": "
                    << s.overlaps << " overlaps, " << s.failures << " failures, " << s.acquisitions
                    << " acquisitions, " << s.unreachable << " quorum_unreachable"
                    << (s.error.empty() ? "" : " (first failure: " + s.error + ")") << "\n";
@@ -264,7 +264,7 @@ bool run_quorum(quorum_plan const& plan)
                    << number(quorum_p99_allowance_us) << ")\n";
    }
    if (!plan.json)
-      std::cout << legend;
+      std::cout << quorum_legend;
    return sane;
 }
 

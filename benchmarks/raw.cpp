@@ -3,6 +3,7 @@
 // on one Boost.Redis connection, with no script, no token check and no fencing; for the handoff,
 // a release that also PUBLISHes, and waiters that sleep until the message.
 #include "scenarios.hpp"
+#include "tokens.hpp"
 
 #include "transport/redis_config.hpp"
 
@@ -26,8 +27,6 @@ namespace asio = boost::asio;
 namespace redis = boost::redis;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker& w)
 {

@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "renewal.hpp"
+#include "tokens.hpp"
 
 #include "cpu.hpp"
 
@@ -28,7 +29,6 @@ namespace {
 
 namespace asio = boost::asio;
 using clock = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // Locks and unlocks in flight at once while taking and releasing: enough to fill the pipeline.
 constexpr std::size_t lanes = 256;
@@ -326,14 +326,15 @@ std::string to_json(renewal_spec const& s, renewal_result const& r)
    return j.str();
 }
 
-constexpr char const* row_format =
+constexpr char const* renewal_row_format =
    "%-8s %6s %5s %6s %6s %5s %4s %8s %8s %8s %8s %6s %7s %7s %7s %8s %6s %6s %6s\n";
 
 std::string renewal_table_header()
 {
-   return underlined(table_line(row_format, "scenario", "leases", "ttl", "take s", "held s", "lost",
-                                "fail", "renewals", "req/s", "cmd/s", "cli ms", "cli %", "rss MB",
-                                "+rss MB", "end MB", "srv ms", "us/ren", "KiB/l", "target"));
+   return underlined(table_line(renewal_row_format, "scenario", "leases", "ttl", "take s", "held s",
+                                "lost", "fail", "renewals", "req/s", "cmd/s", "cli ms", "cli %",
+                                "rss MB", "+rss MB", "end MB", "srv ms", "us/ren", "KiB/l",
+                                "target"));
 }
 
 std::string table_row(renewal_spec const& s, renewal_result const& r)
@@ -341,7 +342,7 @@ std::string table_row(renewal_spec const& s, renewal_result const& r)
    auto const n = [](auto v) { return std::to_string(v); };
    auto const opt_int = [](std::optional<std::int64_t> v) { return v ? std::to_string(*v) : "-"; };
    auto const t = targets_of(r);
-   return table_line(row_format, "renewal", n(s.leases),
+   return table_line(renewal_row_format, "renewal", n(s.leases),
                      format_ms(static_cast<double>(s.ttl.count())), number(r.take_s),
                      number(r.held_for_s), n(r.lost), n(r.failures), opt_int(r.renewals),
                      cell(per(as_double(r.requests), r.held_for_s)),
@@ -353,7 +354,7 @@ std::string table_row(renewal_spec const& s, renewal_result const& r)
           failure_note(r.first_error);
 }
 
-constexpr char const* legend =
+constexpr char const* renewal_legend =
    "take s: time to take every lease (256 at a time); held s: the hold, during which the rest is\n"
    "counted; lost: leases lost (lost(), async_wait_lost, or no longer held() at the end);\n"
    "renewals: leases renewed (INFO commandstats: the extend script's GETs, one per lease);\n"
@@ -383,7 +384,7 @@ bool run_renewal(renewal_spec const& s)
    if (s.json)
       std::cout << to_json(s, r) << "\n";
    else
-      std::cout << renewal_table_header() << table_row(s, r) << legend;
+      std::cout << renewal_table_header() << table_row(s, r) << renewal_legend;
    std::cout << std::flush;
    bool const ok = sane(s, r);
    if (!ok)

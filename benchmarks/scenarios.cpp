@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The locksmith workers: acquire, hold, release, in a loop, and the steps shared with raw.cpp.
 #include "scenarios.hpp"
+#include "tokens.hpp"
 
 #include "cpu.hpp"
 
@@ -23,8 +24,6 @@ namespace locksmith::bench {
 namespace asio = boost::asio;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // How often a process looks at the shared phase to learn of the stop.
 constexpr auto stop_poll = 2ms;

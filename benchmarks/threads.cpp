@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "threads.hpp"
+#include "tokens.hpp"
 
 #include "report.hpp"
 
@@ -38,7 +39,6 @@ namespace {
 namespace asio = boost::asio;
 namespace redis = boost::redis;
 using clock_type = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // What the callers of a run share, across threads.
 struct tally {

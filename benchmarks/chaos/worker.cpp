@@ -28,7 +28,7 @@ namespace redis = boost::redis;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-constexpr auto tuple = asio::as_tuple(asio::deferred);
+constexpr auto deferred_tuple = asio::as_tuple(asio::deferred);
 
 // The resource: an occupancy counter per name, and a register that takes only rising fences.
 constexpr char const* enter_script = "return redis.call('INCR', KEYS[1])";
@@ -204,7 +204,7 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       locksmith::report diag;
       auto reported = opts;
       reported.diag = &diag;
-      auto [ec, l] = co_await locks.async_lock(name, reported, tuple);
+      auto [ec, l] = co_await locks.async_lock(name, reported, deferred_tuple);
       if (clock_type::now() - t0 > opts.wait + 1s)
          ++shm.hangs;
       if (ec) {
@@ -222,7 +222,7 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       record_wait(shm, epoch, t0.time_since_epoch().count(), granted);
       watch.start(l, hold);
       co_await hold_the_resource(o, resource, shm, l, hold, name, rng);
-      auto [uec] = co_await locks.async_unlock(l, tuple);
+      auto [uec] = co_await locks.async_unlock(l, deferred_tuple);
       if (uec && uec != locksmith::error::lease_lost) {
          ++shm.unlock_errors;
          ++shm.unlock_error_kind[error_kind_index(uec)];

@@ -18,7 +18,8 @@ enum class fault {
    timeout,      ///< the request is lost on the way: no effect; timed_out after the call's timeout
    refused,      ///< the connection is down: no effect; connection_refused at once
    hang,         ///< the node stalls (like SIGSTOP) on this command: it runs, and the node's later
-                 ///< commands after it, only after `fault_plan::hang_for`; the call times out
+                 ///< commands after it, only after `fault_plan::hang_for`, which the first
+                 ///< command that comes meanwhile starts again; the call times out
    lost_reply,   ///< the command runs (the SET lands) but the reply is lost: connection_reset
    error_reply,  ///< the server answers an error (say OOM) without running the command
    noscript,     ///< the node's script cache was flushed just before this command

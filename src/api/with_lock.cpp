@@ -16,8 +16,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-constexpr auto use_tuple_awaitable = asio::as_tuple(asio::use_awaitable);
-
 // What the body's run and the loss watcher share; they may outlive the operation's frame.
 struct body_run {
    explicit body_run(asio::any_io_executor ex)
@@ -46,7 +44,7 @@ asio::awaitable<void> run_body(lease& l, body_fn& body, std::shared_ptr<body_run
          run->stop.emit(asio::cancellation_type::terminal);
    }));
    while (!run->done) {
-      co_await run->finished.async_wait(use_tuple_awaitable);
+      co_await run->finished.async_wait(use_tuple);
       if (run->done)
          break;
       // Our caller cancelled: pass it on, and keep waiting for the body to finish.
@@ -60,14 +58,14 @@ asio::awaitable<void> run_body(lease& l, body_fn& body, std::shared_ptr<body_run
 asio::awaitable<error_code> with_lock(client& c, std::string name, lock_options opts, body_fn body)
 {
    co_await asio::this_coro::reset_cancellation_state(asio::enable_total_cancellation());
-   auto [ec, l] = co_await c.async_lock(name, opts, use_tuple_awaitable);
+   auto [ec, l] = co_await c.async_lock(name, opts, use_tuple);
    if (ec)
       co_return ec;
    auto run = std::make_shared<body_run>(co_await asio::this_coro::executor);
    co_await run_body(l, body, run);
    bool const lost = l.lost();
    // Release on every path, whatever the body did.
-   auto [released] = co_await c.async_unlock(l, use_tuple_awaitable);
+   auto [released] = co_await c.async_unlock(l, use_tuple);
    if (lost)
       co_return error::lease_lost;
    if (run->thrown)

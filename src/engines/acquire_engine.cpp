@@ -4,6 +4,7 @@
 #include "protocol/calls.hpp"
 #include "protocol/kind_calls.hpp"
 #include "engines/release.hpp"
+#include "engines/spawn.hpp"
 #include "protocol/verdicts.hpp"
 
 #include "sansio/backoff.hpp"
@@ -22,8 +23,6 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // A waiter that cannot reach a quorum, or whose lock has no TTL, looks again this often.
 constexpr milliseconds probe_interval{100};

@@ -1,6 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // Starts an operation on the client's executor from any thread, and runs an operation's coroutine
-// body behind a type-erased handler.
+// body behind a type-erased handler; and the token of a co_await that reads an error.
 #ifndef LOCKSMITH_SRC_SPAWN_HPP
 #define LOCKSMITH_SRC_SPAWN_HPP
 
@@ -8,6 +8,7 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -16,11 +17,15 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <exception>
 #include <memory>
 
 namespace locksmith::detail {
+
+/// The completion token of a co_await that reads an error rather than catching one.
+inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
 
 /// The error_code an exception stands for: a system_error's own code, not_enough_memory for
 /// bad_alloc. Any other exception is rethrown.

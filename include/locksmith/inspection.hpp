@@ -85,7 +85,7 @@ struct node_inspection {
 /// What the servers know of a name (client::async_inspect): each node's view, and the quorum's.
 struct inspection {
    /// The name inspected.
-   std::string name;
+   std::string name{};
    /// One entry per configured node, in the order of config::nodes (a Redis Cluster counts as
    /// one node: the master of the name's slot answers).
    std::vector<node_inspection> nodes;
@@ -99,7 +99,7 @@ struct inspection {
    /// semaphore or readers each holder on that many nodes (a permit's own quorum may be higher,
    /// and the servers do not know the permit count). `ttl`: how long a quorum keeps it, the
    /// quorum-th longest of its nodes' times left.
-   std::vector<holder_info> holders;
+   std::vector<holder_info> holders{};
    /// The highest fencing token minted on any node (0: none known).
    std::int64_t fence = 0;
 

@@ -5,15 +5,14 @@
 #include "engines/extend.hpp"
 #include "transport/log.hpp"
 #include "engines/release.hpp"
+#include "engines/spawn.hpp"
 
 #include "sansio/keys.hpp"
 #include "sansio/token.hpp"
 #include "sansio/url.hpp"
 #include "sansio/validate.hpp"
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <algorithm>
 
@@ -128,8 +127,8 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
                                                             bool try_only, report* diag)
 {
    lease_kind kind{opts.fair ? lease_kind::of::fair : lease_kind::of::lock};
-   auto op = async_lock(std::move(name), std::move(opts), try_only, diag, std::move(kind),
-                        asio::as_tuple(asio::use_awaitable));
+   auto op =
+      async_lock(std::move(name), std::move(opts), try_only, diag, std::move(kind), use_tuple);
    auto [ec, held] = co_await std::move(op);
    co_return lock_result{ec, std::move(held)};
 }

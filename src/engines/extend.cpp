@@ -1,5 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "engines/extend.hpp"
+#include "engines/spawn.hpp"
 
 #include "protocol/kind_calls.hpp"
 #include "protocol/fanout.hpp"
@@ -7,9 +8,6 @@
 
 #include "sansio/validate.hpp"
 #include "sansio/validity.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
@@ -29,8 +27,7 @@ asio::awaitable<error_code> extend_lease(client_context& ctx, std::shared_ptr<le
    auto const t0 = clock::now();
    auto const call =
       extend_call(st->kind, ctx.cfg.prefix, st->name, st->token, ttl, ctx.nodes.size());
-   auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout,
-                                        asio::as_tuple(asio::use_awaitable));
+   auto [ec, r] = co_await async_fanout(ctx.ex, ctx.nodes, call, ctx.cfg.node_timeout, use_tuple);
    describe(r, ctx.nodes, diag);
    ctx.tel.votes("extend", st->name, r, ctx.nodes);
    if (ec)

@@ -1,8 +1,6 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "engines/local_queue.hpp"
-
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include "engines/spawn.hpp"
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
@@ -22,7 +20,7 @@ asio::awaitable<error_code> local_queue::enter(std::string const& name, clock::t
    waiter w{.wake = &wake, .granted = false, .handed = std::nullopt};
    slots_.at(name).push_back(w);
    // Woken by leave (granted), by the deadline, by close, or by cancellation.
-   auto [ec] = co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+   auto [ec] = co_await wake.async_wait(use_tuple);
    if (w.granted) {
       handed = std::move(w.handed);
       co_return error_code{};

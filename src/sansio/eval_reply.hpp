@@ -17,7 +17,7 @@ namespace locksmith::detail {
 
 /// One script call's request on a node's command link, as it completed.
 struct eval_completion {
-   error_code ec;         // the request's: operation_aborted when its deadline (or a stop) ended it
+   error_code ec{};       // the request's: operation_aborted when its deadline (or a stop) ended it
    bool by_text = false;  // the request was the EVAL fallback already
    bool stopped = false;  // the node was stopped
    bool sentinel = false;       // the node is a master that Sentinels named

@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE(redirections_and_other_server_errors_are_the_callers)
 
 BOOST_AUTO_TEST_CASE(acl_refusals_are_auth_failures)
 {
-   for (std::string const text :
+   for (std::string const& text :
         std::vector<std::string>{"NOPERM User u has no permissions to run the 'evalsha' command",
                                  wrapped_denial, "NOAUTH Authentication required."}) {
       stepper step;
@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(acl_refusals_are_auth_failures)
 
 BOOST_AUTO_TEST_CASE(readonly_demotes_a_master_that_sentinels_named)
 {
-   for (std::string const text : std::vector<std::string>{
+   for (std::string const& text : std::vector<std::string>{
            "READONLY You can't write against a read only replica.", wrapped_readonly}) {
       stepper step;
       auto r = server_error(text);

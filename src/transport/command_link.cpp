@@ -19,6 +19,16 @@ namespace locksmith::detail {
 namespace asio = boost::asio;
 namespace redis = boost::redis;
 
+namespace {
+
+// Replies handed to their callers between two turns of the executor (reply_slices): small
+// enough that a round of many callers' replies is split, so that the requests of the first
+// ones are written while the client handles the rest; large enough that a write carries many
+// requests (each write and read costs a system call on both sides).
+constexpr std::size_t replies_per_turn = 16;
+
+}  // namespace
+
 command_link::command_link(asio::any_io_executor ex, node_url const& url, config const& cfg,
                            std::string name, bool reports_connections)
     : cfg_{make_redis_config(url, cfg)}
@@ -28,6 +38,7 @@ command_link::command_link(asio::any_io_executor ex, node_url const& url, config
     , conn_{ex, make_tls_context(url, cfg.tls, health_),
             make_logger(health_, make_connection_log(cfg, url, "commands"), on_connected_)}
     , deadlines_{ex}
+    , slices_{replies_per_turn}
     , gated_{cfg.nodes.size() > 1}
     , sentinel_{url.sentinel()}
     , wait_replicas_{cfg.wait_replicas}
@@ -212,7 +223,34 @@ void command_link::on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_
    r.ec = step.ec;
    r.server_message = std::move(step.server_message);
    r.latency = std::chrono::steady_clock::now() - p->start;
-   p->done(std::move(r));
+   deliver(std::move(p));
+}
+
+void command_link::deliver(std::shared_ptr<pending_eval> p)
+{
+   if (slices_.deliver_now(waiting_.size()))
+      p->done(std::move(p->reply));
+   else
+      waiting_.push_back(std::move(p));
+   post_turn();
+}
+
+void command_link::post_turn()
+{
+   // Posted after the delivered replies' callers sent their next requests: behind the writer
+   // that those woke.
+   if (slices_.turn_needed())
+      asio::post(conn_.get_executor(), [self = shared_from_this()] { self->take_turn(); });
+}
+
+void command_link::take_turn()
+{
+   for (auto n = slices_.on_turn(waiting_.size()); n > 0; --n) {
+      auto p = std::move(waiting_.front());
+      waiting_.pop_front();
+      p->done(std::move(p->reply));
+   }
+   post_turn();
 }
 
 void command_link::command(std::shared_ptr<redis::request const> req,

@@ -10,6 +10,7 @@
 #include "transport/node.hpp"
 
 #include "sansio/link_health.hpp"
+#include "sansio/reply_slices.hpp"
 #include "sansio/silence_gate.hpp"
 #include "sansio/url.hpp"
 #include <locksmith/config.hpp>
@@ -18,6 +19,7 @@
 #include <boost/redis/connection.hpp>
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -95,6 +97,11 @@ private:
    void exec_eval(std::shared_ptr<pending_eval> p, bool by_text);
    void on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_code ec);
    void refuse(pending_eval& p);
+   // Hands a finished call's reply to its caller now, or queues it for the next turn
+   // (reply_slices); take_turn() is that turn, which post_turn() posts when one is due.
+   void deliver(std::shared_ptr<pending_eval> p);
+   void post_turn();
+   void take_turn();
    void probe();
    boost::redis::request const& request_for(pending_eval& p, bool by_text) const;
 
@@ -105,6 +112,8 @@ private:
    std::shared_ptr<std::function<void()>> on_connected_;  // called by the connection's logger
    boost::redis::connection conn_;
    call_deadlines deadlines_;  // the scripts' timeouts, one timer for all
+   reply_slices slices_;       // how many replies reach their callers between two turns
+   std::deque<std::shared_ptr<pending_eval>> waiting_;  // finished calls queued for a turn
    bool stopped_ = false;
    bool reconnecting_ = false;
    // Once a call timed out, new calls are refused at once until the node answers again (the

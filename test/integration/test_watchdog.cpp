@@ -163,8 +163,10 @@ BOOST_AUTO_TEST_CASE(release_during_a_renewal_in_flight)
          // Renewals run every 20 ms; release at staggered moments to land on one in flight.
          co_await sleep(std::chrono::microseconds{19'000 + 50 * i});
          auto [ec] = co_await c.async_unlock(l, tuple);
-         if (ec == locksmith::error::lease_lost) {
-            ++lost;  // a loaded machine held a renewal past the 60 ms TTL: nothing to see
+         // A loaded machine held a renewal past the 60 ms TTL, or the release's reply past the
+         // 5 ms node timeout: this iteration shows nothing either way.
+         if (ec == locksmith::error::lease_lost || ec == locksmith::error::quorum_unreachable) {
+            ++lost;
             continue;
          }
          BOOST_TEST(!ec, "unlock " << i << ": " << ec.message());
@@ -172,7 +174,7 @@ BOOST_AUTO_TEST_CASE(release_during_a_renewal_in_flight)
          BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
          BOOST_TEST(!l.lost());
       }
-      BOOST_TEST(lost <= 20, lost << " of 40 leases lost before their release");
+      BOOST_TEST(lost <= 20, lost << " of 40 iterations lost or timed out before their release");
    }());
 }
 

@@ -75,6 +75,10 @@ script_call::script_call(script const& s, std::vector<std::string> k, std::vecto
     , keys{std::move(k)}
     , args{std::move(a)}
 {
+   // Only here: the EVAL fallback, and an ASKING request (whose ASKING must come right before
+   // the script), go without the PING.
+   if (code->publishes)
+      by_sha.push("PING");
    push_script(by_sha, *this, false);
 }
 

@@ -22,7 +22,8 @@ struct script_call {
    std::vector<std::string> keys;
    std::vector<std::string> args;
    std::size_t quorum = 0;        // the nodes that must say yes; 0: the majority (quorum_of)
-   boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args...
+   boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args..., behind a PING when the
+                                  // script publishes (script::publishes)
 
    /// EVAL text nkeys keys... args..., built on first use: only after NOSCRIPT, which is rare,
    /// and the text is most of the bytes.

@@ -36,13 +36,14 @@ struct script {
    // Not a Lua script: plain commands, sent as they are, never by EVALSHA, so never answered
    // NOSCRIPT (the unfenced acquire, unfenced_acquire_script()).
    bool plain = false;
-   // It publishes (a release, which wakes a waiter): its EVALSHA goes behind a PING in the same
-   // request (script_call), so that the server writes the message before the script's reply.
-   // Redis writes the clients that have output in the reverse order of their first output in
-   // one event loop turn: the script's caller, answered after its PUBLISH, went first, and
-   // waking it (an idle vCPU, here) held the waiter's message back by about 60 µs of a 1-waiter
-   // handoff (benchmarks/README.md, "Where the 1-waiter handoff goes"). The PONG is taken off
-   // the reply (strip_leading_pong) before anything reads it.
+   // It publishes (a release, which wakes a waiter). When another process may wait, its EVALSHA
+   // goes behind a PING in the same request (script_call::leads), so that the server writes the
+   // message before the script's reply: Redis writes the clients that have output in the
+   // reverse order of their first output in one event loop turn, so the script's caller,
+   // answered after its PUBLISH, went first, and waking it (an idle vCPU, here) held the
+   // waiter's message back by about 60-90 µs of a 1-waiter handoff (benchmarks/README.md,
+   // "Where the 1-waiter handoff goes"). The PONG is taken off the reply (strip_leading_pong)
+   // before anything reads it.
    bool publishes = false;
 };
 

@@ -292,8 +292,13 @@ BOOST_AUTO_TEST_CASE(a_refused_call_says_why_it_was_not_sent)
 // waiter's message before the releaser's reply; what reads the reply never sees the PONG.
 BOOST_AUTO_TEST_CASE(a_publishing_scripts_request_leads_with_a_ping_whose_pong_is_taken_off)
 {
-   auto const release = release_call("p:", "name", "tok");
-   BOOST_TEST(release->code->publishes);
+   // Only when another process may wait (the releasing process's contenders waited).
+   auto const alone = release_call("p:", "name", "tok");
+   BOOST_TEST(alone->code->publishes);
+   BOOST_TEST(!alone->leads);
+   BOOST_TEST(alone->by_sha.get_commands() == 1u);
+   auto const release = release_call("p:", "name", "tok", true, true);
+   BOOST_TEST(release->leads);
    BOOST_TEST(release->by_sha.get_commands() == 2u);
    BOOST_TEST(release->by_sha.payload().starts_with("*1\r\n$4\r\nPING\r\n*"));
    // The EVAL fallback goes without (a NOSCRIPT is rare, and an ASKING builds its own).
@@ -302,7 +307,10 @@ BOOST_AUTO_TEST_CASE(a_publishing_scripts_request_leads_with_a_ping_whose_pong_i
    for (auto const* s : every_script())
       if (s->role != script_role::release)
          BOOST_TEST(!s->publishes, s->name);
-   auto const acquire = acquire_call("p:", "name", "tok", 1000ms, false);
+   // A script that publishes nothing never leads.
+   auto const acquire = std::make_shared<script_call>(acquire_script(), std::vector<std::string>{},
+                                                      std::vector<std::string>{}, true);
+   BOOST_TEST(!acquire->leads);
    BOOST_TEST(acquire->by_sha.get_commands() == 1u);
 
    stepper step;

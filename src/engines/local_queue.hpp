@@ -64,6 +64,15 @@ public:
    /// name is forgotten. True the first time: the caller takes the reference then.
    [[nodiscard]] bool mark_subscribed(std::string const& name);
 
+   /// Whether a contender for the name waited by message (mark_subscribed) since this process
+   /// took its place: then other processes may wait too, and its release is sent so that their
+   /// message goes out first (release_call's `wakes`).
+   bool subscribed(std::string const& name) const
+   {
+      auto const it = slots_.find(name);
+      return it != slots_.end() && it->second.subscribed;
+   }
+
    /// Wakes every waiter, which completes with operation_aborted, as does every later enter().
    void close() noexcept;
 

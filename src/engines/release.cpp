@@ -43,7 +43,7 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
          [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 
-void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
+void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
                    asio::any_completion_handler<void(error_code)> h)
 {
    using status = lease_state::status;
@@ -62,7 +62,7 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
       release_on(ctx, st->name, std::exchange(st->took_over, {}),
                  st->may_hold.empty() ? std::vector<bool>(ctx.nodes.size(), true) : st->may_hold,
                  keep.until);
-   auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token);
+   auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token, wakes);
    auto slot = asio::get_associated_cancellation_slot(h);
    // A graceful close waits for this operation until it completes.
    start_fanout(
@@ -103,8 +103,9 @@ void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease
    }
    auto slot = asio::get_associated_cancellation_slot(h);
    auto hex = asio::get_associated_executor(h, ctx.ex);
+   bool const wakes = st && queue.subscribed(st->name);
    release_lease(
-      ctx, std::move(st), diag,
+      ctx, std::move(st), diag, wakes,
       asio::bind_cancellation_slot(
          slot, asio::bind_executor(hex, [keep_alive = std::move(keep_alive), h = std::move(h)](
                                            error_code ec) mutable { std::move(h)(ec); })));

@@ -46,8 +46,9 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 /// coroutine frame and no reactor turn of its own. `h` completes on its associated executor
 /// (else ctx.ex), never inside this call. The caller keeps ctx alive until then.
 /// Cancellation (`h`'s slot, any type): completes with operation_aborted; the release, already
-/// sent, goes on, owned by the client.
-void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag,
+/// sent, goes on, owned by the client. `wakes`: this process's contenders for the name waited
+/// by message, so another process's may too (release_call's `wakes`).
+void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
                    boost::asio::any_completion_handler<void(error_code)> h);
 
 /// The holder's unlock: hands the lease to the coroutine of this process that waits next for its

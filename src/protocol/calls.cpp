@@ -23,9 +23,9 @@ struct call_lists {
       args.reserve(nargs);
    }
 
-   std::shared_ptr<script_call const> call(script const& code) &&
+   std::shared_ptr<script_call const> call(script const& code, bool leads = false) &&
    {
-      return std::make_shared<script_call>(code, std::move(keys), std::move(args));
+      return std::make_shared<script_call>(code, std::move(keys), std::move(args), leads);
    }
 };
 
@@ -91,7 +91,7 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::s
 }
 
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
-                                                std::string const& token, bool waiters)
+                                                std::string const& token, bool waiters, bool wakes)
 {
    call_lists l{2, 3};
    l.keys.push_back(lock_key(prefix, name));
@@ -101,7 +101,7 @@ std::shared_ptr<script_call const> release_call(std::string const& prefix, std::
       l.keys.push_back(waiters_key(prefix, name));
       l.args.emplace_back(handoff_prefix);
    }
-   return std::move(l).call(release_script());
+   return std::move(l).call(release_script(), wakes);
 }
 
 }  // namespace locksmith::detail

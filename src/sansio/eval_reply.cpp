@@ -46,6 +46,8 @@ eval_step next_eval_step(eval_completion const& c, script const& code, link_heal
                          boost::redis::generic_response& resp)
 {
    eval_step s;
+   if (code.publishes)
+      strip_leading_pong(resp);
    if (!c.ec && !c.by_text && is_noscript(resp) && still_wanted()) {
       s.next = eval_step::action::send_text;
       return s;

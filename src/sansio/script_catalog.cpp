@@ -26,9 +26,10 @@ entry make(std::string_view name, lua::embedded_script const& e, script_role rol
            bool batched = false)
 {
    bool const publishes = !e.sharded_text.empty();
-   return {script{name, e.text, std::string{e.sha1}, role, batched},
+   return {script{name, e.text, std::string{e.sha1}, role, batched, false, publishes},
            script{name, publishes ? e.sharded_text : e.text,
-                  std::string{publishes ? e.sharded_sha1 : e.sha1}, role, batched},
+                  std::string{publishes ? e.sharded_sha1 : e.sha1}, role, batched, false,
+                  publishes},
            publishes};
 }
 

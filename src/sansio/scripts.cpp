@@ -46,6 +46,16 @@ bool is_noscript(boost::redis::generic_response const& r)
    return r.has_error() && r.error().diagnostic.starts_with("NOSCRIPT");
 }
 
+void strip_leading_pong(boost::redis::generic_response& resp)
+{
+   if (resp.has_error() || resp.value().size() < 2)
+      return;
+   auto& nodes = resp.value();
+   auto const& first = nodes.front();
+   if (first.depth == 0 && first.data_type == type::simple_string && first.value == "PONG")
+      nodes.erase(nodes.begin());
+}
+
 script const& unfenced_acquire_script()
 {
    static script const s{"unfenced acquire", {}, {}, script_role::acquire, false, true};

@@ -36,7 +36,20 @@ struct script {
    // Not a Lua script: plain commands, sent as they are, never by EVALSHA, so never answered
    // NOSCRIPT (the unfenced acquire, unfenced_acquire_script()).
    bool plain = false;
+   // It publishes (a release, which wakes a waiter). When another process may wait, its EVALSHA
+   // goes behind a PING in the same request (script_call::leads), so that the server writes the
+   // message before the script's reply: Redis writes the clients that have output in the
+   // reverse order of their first output in one event loop turn, so the script's caller,
+   // answered after its PUBLISH, went first, and waking it (an idle vCPU, here) held the
+   // waiter's message back by about 60-90 µs of a 1-waiter handoff (benchmarks/README.md,
+   // "Where the 1-waiter handoff goes"). The PONG is taken off the reply (strip_leading_pong)
+   // before anything reads it.
+   bool publishes = false;
 };
+
+/// Takes off the PONG that a publishing script's request led with (script::publishes), if the
+/// reply has it (the EVAL fallback and an ASKING request go without).
+void strip_leading_pong(boost::redis::generic_response& resp);
 
 /// acquire.lua: SET NX PX of the lock key and a fencing token, `{1, fence}`, or `{0, PTTL}`. The
 /// fence is the fence key's counter, started from the server's clock in µs when the key is new:

@@ -211,7 +211,7 @@ void cluster_node::do_eval(std::shared_ptr<script_call const> call,
    auto const now = clock::now();
    // A release publishes with SPUBLISH on a cluster: the script's sharded twin, same arguments.
    if (auto const& twin = sharded_twin(*call->code); &twin != call->code) {
-      auto sharded = std::make_shared<script_call>(twin, call->keys, call->args);
+      auto sharded = std::make_shared<script_call>(twin, call->keys, call->args, call->leads);
       sharded->quorum = call->quorum;
       call = std::move(sharded);
    }

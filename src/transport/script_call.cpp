@@ -70,11 +70,17 @@ void push_script(redis::request& req, script_call const& c, bool by_text)
    }
 }
 
-script_call::script_call(script const& s, std::vector<std::string> k, std::vector<std::string> a)
+script_call::script_call(script const& s, std::vector<std::string> k, std::vector<std::string> a,
+                         bool lead)
     : code{&s}
     , keys{std::move(k)}
     , args{std::move(a)}
+    , leads{lead && s.publishes}
 {
+   // Only here: the EVAL fallback, and an ASKING request (whose ASKING must come right before
+   // the script), go without the PING.
+   if (leads)
+      by_sha.push("PING");
    push_script(by_sha, *this, false);
 }
 

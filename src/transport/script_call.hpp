@@ -16,13 +16,17 @@ namespace locksmith::detail {
 
 /// One script call, shared by the nodes of a fan-out. Its requests are built once.
 struct script_call {
-   script_call(script const& s, std::vector<std::string> keys, std::vector<std::string> args);
+   /// `leads`: a release that may wake another process's waiter goes behind a PING
+   /// (script::publishes says why); only a script that publishes takes it.
+   script_call(script const& s, std::vector<std::string> keys, std::vector<std::string> args,
+               bool leads = false);
 
    script const* code;
    std::vector<std::string> keys;
    std::vector<std::string> args;
    std::size_t quorum = 0;        // the nodes that must say yes; 0: the majority (quorum_of)
-   boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args...
+   bool leads = false;            // by_sha leads with a PING
+   boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args..., behind a PING if `leads`
 
    /// EVAL text nkeys keys... args..., built on first use: only after NOSCRIPT, which is rare,
    /// and the text is most of the bytes.

@@ -3,6 +3,8 @@
 // error, an ACL refusal, READONLY from a demoted master, a WAIT that fell short), and of a call
 // that it refuses unsent.
 #include "sansio/eval_reply.hpp"
+#include "protocol/calls.hpp"
+#include "sansio/set_scripts.hpp"
 
 #include "support/print.hpp"
 #include "support/resp_reply.hpp"
@@ -284,6 +286,59 @@ BOOST_AUTO_TEST_CASE(a_refused_call_says_why_it_was_not_sent)
               "not sent: a call timed out and the node has not answered since");
    BOOST_TEST(!silent.timed_out);  // the gate is closed already
    BOOST_TEST(!silent.answered);
+}
+
+// A release's request leads with a PING (script::publishes), so that the server writes the
+// waiter's message before the releaser's reply; what reads the reply never sees the PONG.
+BOOST_AUTO_TEST_CASE(a_publishing_scripts_request_leads_with_a_ping_whose_pong_is_taken_off)
+{
+   // Only when another process may wait (the releasing process's contenders waited).
+   auto const alone = release_call("p:", "name", "tok");
+   BOOST_TEST(alone->code->publishes);
+   BOOST_TEST(!alone->leads);
+   BOOST_TEST(alone->by_sha.get_commands() == 1u);
+   auto const release = release_call("p:", "name", "tok", true, true);
+   BOOST_TEST(release->leads);
+   BOOST_TEST(release->by_sha.get_commands() == 2u);
+   BOOST_TEST(release->by_sha.payload().starts_with("*1\r\n$4\r\nPING\r\n*"));
+   // The EVAL fallback goes without (a NOSCRIPT is rare, and an ASKING builds its own).
+   BOOST_TEST(release->by_text().get_commands() == 1u);
+   // Nothing that publishes nothing has one.
+   for (auto const* s : every_script())
+      if (s->role != script_role::release)
+         BOOST_TEST(!s->publishes, s->name);
+   // A script that publishes nothing never leads.
+   auto const acquire = std::make_shared<script_call>(acquire_script(), std::vector<std::string>{},
+                                                      std::vector<std::string>{}, true);
+   BOOST_TEST(!acquire->leads);
+   BOOST_TEST(acquire->by_sha.get_commands() == 1u);
+
+   stepper step;
+   node const pong{type::simple_string, 1, 0, "PONG"};
+   generic_response r;
+   r.value() = {pong, number("1")};
+   auto const s = next_eval_step(
+      {}, release_script(), step.health, [] { return true; }, r);
+   BOOST_TEST(!s.ec);
+   BOOST_TEST(r.value().size() == 1u);
+   BOOST_TEST(r.value().front().value == "1");
+   // Without the PONG (the EVAL fallback's reply): untouched.
+   generic_response bare;
+   bare.value() = {number("1")};
+   next_eval_step(
+      {.by_text = true}, release_script(), step.health, [] { return true; }, bare);
+   BOOST_TEST(bare.value().size() == 1u);
+   // An error stays the error: NOSCRIPT still sends the text.
+   auto noscript = server_error("NOSCRIPT No matching script. Please use EVAL.");
+   auto const again = next_eval_step(
+      {}, release_script(), step.health, [] { return true; }, noscript);
+   BOOST_TEST((again.next == action::send_text));
+   // A script that publishes nothing keeps a reply that starts with a PONG as it is.
+   generic_response other;
+   other.value() = {pong, number("1")};
+   next_eval_step(
+      {}, acquire_script(), step.health, [] { return true; }, other);
+   BOOST_TEST(other.value().size() == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

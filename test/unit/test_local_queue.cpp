@@ -70,6 +70,22 @@ BOOST_AUTO_TEST_CASE(the_first_comer_has_the_name_and_is_handed_nothing)
    BOOST_TEST(!q.pass(name, {"tok", clock_type::now()}));  // nobody waits: nothing to hand over
 }
 
+// Whether the name's contenders waited by message, which makes its release lead with a PING
+// (release_call's `wakes`): from mark_subscribed until the name is left.
+BOOST_AUTO_TEST_CASE(the_name_is_subscribed_from_its_mark_until_it_is_left)
+{
+   std::vector<entry> waiters;
+   waiters.reserve(1);
+   BOOST_TEST(!q.subscribed(name));  // nobody has it
+   enter(waiters);
+   BOOST_TEST(!q.subscribed(name));
+   BOOST_TEST(q.mark_subscribed(name));
+   BOOST_TEST(q.subscribed(name));
+   BOOST_TEST(!q.subscribed("other"));
+   BOOST_TEST(q.leave(name));  // the caller drops the channel's reference
+   BOOST_TEST(!q.subscribed(name));
+}
+
 BOOST_AUTO_TEST_CASE(a_pass_hands_the_lease_to_the_head_in_order)
 {
    std::vector<entry> waiters;

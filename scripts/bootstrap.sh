@@ -37,6 +37,9 @@ have_cmd ninja || need+=(ninja-build)
 have_cmd redis-server || need+=(redis-server)
 have_cmd redis-cli || need+=(redis-tools)
 have_cmd gnuplot || need+=(gnuplot-nox)
+# scripts/servers.sh unpacks the servers' upstream tarballs, Valkey's a .tar.xz (CI builds it):
+# xz-utils is Debian's priority "standard", which a minimal image may lack.
+have_cmd xz || need+=(xz-utils)
 have_pkg libssl-dev || need+=(libssl-dev)
 have_pkg libcli11-dev || need+=(libcli11-dev)
 have_pkg ca-certificates || need+=(ca-certificates)

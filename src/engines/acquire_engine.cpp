@@ -157,13 +157,13 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
 }
 
 void acquire_engine::give_up(std::string const& name, std::string& token, fanout_result const& r,
-                             clock::time_point until, lease_kind const& kind)
+                             clock::time_point until, lease_kind const& kind, bool quiet)
 {
    // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
    if (is_fair(kind))
       release_on(ctx_, name, token, std::vector<bool>(ctx_.nodes.size(), true), until, kind);
    else
-      release_where_taken(ctx_, name, token, r, until, kind);
+      release_where_taken(ctx_, name, token, r, until, kind, quiet);
    listener_.forget_handoff(token);
    token.clear();
 }
@@ -247,10 +247,12 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       bool const yes = a.r.count(vote::yes) > 0;
       if (fair && yes && !split_among_waiters(a.r))
          kept = co_await step_back(name, a.token, a.r);
-      if (!kept && (!fair || yes))
-         give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);
       retry_context const next{name, channel, a.seen, spin, no_wait, deadline, kept};
-      auto const waited = co_await wait_to_retry(a.lost, a.r, next);
+      auto const facts = facts_after(a.lost, a.r, next);
+      auto const step = next_after(facts);
+      if (!kept && (!fair || yes))
+         give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind, releases_quietly(facts, step));
+      auto const waited = co_await wait_to_retry(facts, step, a.r, next);
       if (waited) {
          if (!a.token.empty())
             give_up(name, a.token, a.r, clock::now() + lives(opts, kind), kind);
@@ -269,27 +271,33 @@ asio::awaitable<bool> acquire_engine::step_back(std::string const& name, std::st
    co_return !ec && back.decision == outcome::won;
 }
 
-asio::awaitable<error_code> acquire_engine::wait_to_retry(error_code lost, fanout_result const& r,
-                                                          retry_context const& c)
+attempt_facts acquire_engine::facts_after(error_code lost, fanout_result const& r,
+                                          retry_context const& c)
 {
    // A waiter woken by messages takes the name's channel at once: one that still lingers
    // subscribed is confirmed then, and the waiter sleeps registered with no second try. The
    // name's contenders hold this one reference until the name is forgotten.
    if (c.spin == nullptr && !c.no_wait && queue_.mark_subscribed(c.name))
       listener_.acquire(c.channel);
-   auto const now = clock::now();
-   attempt_facts const f{
+   return attempt_facts{
       .lost = lost,
       .no_wait = c.no_wait,
-      .out_of_time = now >= c.deadline,
+      .out_of_time = clock::now() >= c.deadline,
       .split_vote = r.count(vote::yes) > 0 && !c.kept_place,
       .by_message = c.spin == nullptr,
       .subscription_confirmed = listener_.confirmed(c.channel),
       .event_since_attempt = listener_.events(c.channel) != c.seen,
+      .others_hold_quorum = r.quorum > 0 && r.count(vote::no) >= r.quorum,
    };
-   auto const left = std::chrono::duration_cast<microseconds>(c.deadline - now);
+}
+
+asio::awaitable<error_code> acquire_engine::wait_to_retry(attempt_facts const& f, next_step step,
+                                                          fanout_result const& r,
+                                                          retry_context const& c)
+{
+   auto const left = std::max(microseconds{0},
+                              std::chrono::duration_cast<microseconds>(c.deadline - clock::now()));
    // (An if-chain, not a switch: GCC 12 miscompiles co_await inside switch cases.)
-   auto const step = next_after(f);
    if (step == next_step::give_up)
       co_return final_error(f);
    if (step == next_step::retry_now) {

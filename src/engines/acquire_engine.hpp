@@ -12,6 +12,8 @@
 #include "engines/local_queue.hpp"
 #include "engines/release_listener.hpp"
 
+#include "sansio/retry.hpp"
+
 #include <locksmith/detail/lease_kind.hpp>
 #include <locksmith/lock_options.hpp>
 #include <locksmith/report.hpp>
@@ -107,8 +109,11 @@ private:
       bool kept_place = false;  // a fair waiter whose yes votes were a step back (step_back):
                                 // not a split vote to draw lots on; it waits for its handoff
    };
-   boost::asio::awaitable<error_code> wait_to_retry(error_code lost, fanout_result const& r,
-                                                    retry_context const& c);
+   // What the waiter knows after the try lost for `lost`; a waiter woken by messages takes the
+   // name's channel first.
+   attempt_facts facts_after(error_code lost, fanout_result const& r, retry_context const& c);
+   boost::asio::awaitable<error_code> wait_to_retry(attempt_facts const& f, next_step step,
+                                                    fanout_result const& r, retry_context const& c);
    // A fair waiter that took the key on some nodes (`r`), but not the lock, gives the key back
    // there and keeps its place in the queues (fair_requeue_script). True once every node that
    // may hold the key did it: only then may its token try again, since a step back that landed
@@ -122,8 +127,9 @@ private:
 
    // Releases what the try of `token` may hold (a fair waiter's: on every node, where it is
    // queued), so that it never outlives `until`, and forgets the token.
+   // `quiet`: the attempt tries again by itself, so the release wakes nobody (release_call).
    void give_up(std::string const& name, std::string& token, fanout_result const& r,
-                clock::time_point until, lease_kind const& kind);
+                clock::time_point until, lease_kind const& kind, bool quiet = false);
 
    // Sleeps for `d`; with a channel, a release event on it ends the sleep early.
    // operation_aborted on cancellation or once the client stops.

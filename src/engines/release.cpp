@@ -17,9 +17,9 @@ namespace asio = boost::asio;
 
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
                          fanout_result const& r, std::chrono::steady_clock::time_point until,
-                         lease_kind const& kind)
+                         lease_kind const& kind, bool quiet)
 {
-   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind);
+   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind, quiet);
 }
 
 std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
@@ -34,13 +34,13 @@ std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
 
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
                 std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
-                lease_kind const& kind)
+                lease_kind const& kind, bool quiet)
 {
    auto const targets = nodes_where(ctx, where);
    if (!targets.empty())
       start_fanout(
-         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token), ctx.cfg.node_timeout,
-         [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
+         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token, false, quiet),
+         ctx.cfg.node_timeout, [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,

@@ -91,17 +91,20 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::s
 }
 
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
-                                                std::string const& token, bool waiters, bool wakes)
+                                                std::string const& token, bool waiters, bool wakes,
+                                                bool quiet)
 {
-   call_lists l{2, 3};
+   call_lists l{2, 4};
    l.keys.push_back(lock_key(prefix, name));
    l.args.push_back(token);
    l.args.push_back(release_channel(prefix, name));
    if (waiters) {
       l.keys.push_back(waiters_key(prefix, name));
       l.args.emplace_back(handoff_prefix);
+      if (quiet)
+         l.args.emplace_back("quiet");
    }
-   return std::move(l).call(release_script(), wakes);
+   return std::move(l).call(release_script(), wakes && !quiet);
 }
 
 }  // namespace locksmith::detail

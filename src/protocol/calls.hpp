@@ -63,10 +63,11 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix,
 /// `waiters` (the plain lock's), the message names the registered waiter to wake (else it is the
 /// token, which wakes every one), and a waiter's id as the token takes it out of the waiters.
 /// `wakes`: another process may wait (this one's contenders did): the request leads with a PING,
-/// so that the waiter's message is written before the reply (script::publishes).
+/// so that the waiter's message is written before the reply (script::publishes). `quiet` (with
+/// `waiters`): the releaser tries again by itself (a split vote's loser), so nobody is woken.
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, bool waiters = true,
-                                                bool wakes = false);
+                                                bool wakes = false, bool quiet = false);
 
 }  // namespace locksmith::detail
 

@@ -22,6 +22,11 @@ next_step next_after(attempt_facts const& f) noexcept
    return next_step::sleep_until_release;
 }
 
+bool releases_quietly(attempt_facts const& f, next_step step) noexcept
+{
+   return f.lost == error::lock_taken && (step == next_step::draw_lots || f.others_hold_quorum);
+}
+
 error_code final_error(attempt_facts const& f) noexcept
 {
    if (f.lost == error::lock_taken && !f.no_wait)

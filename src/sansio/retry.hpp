@@ -18,6 +18,7 @@ struct attempt_facts {
    bool subscription_confirmed = false;  // the release channel is confirmed on a quorum
    bool event_since_attempt =
       false;  // a release message (or a confirmation, or a reconnect) came since the try went out
+   bool others_hold_quorum = false;  // the nodes that said no (held by others) are a quorum
 };
 
 /// What the waiter does next.
@@ -35,6 +36,14 @@ enum class next_step {
 /// credentials (auth_failed) and a failed TLS handshake (tls_failed) are never retried: they will
 /// not mend by themselves.
 next_step next_after(attempt_facts const& f) noexcept;
+
+/// Whether the keys that a lost attempt may hold are freed without waking anyone (release.lua's
+/// "quiet"): when the attempt tries again by itself (draw_lots), or when other owners' keys were
+/// a quorum without its own. Then either one of them won, and its release wakes the next waiter,
+/// or they split, and each draws lots and tries again: the waiters do not wait for this
+/// attempt's keys. A message would wake one of them only to lose to that quorum, and free its
+/// own keys with a message in turn: a chain of lost tries until the winner's release.
+bool releases_quietly(attempt_facts const& f, next_step step) noexcept;
 
 /// The error that a waiter that gives up completes with: a lock still taken when a wait ran out
 /// is a wait_timeout; with no wait at all it is lock_taken.

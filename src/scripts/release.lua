@@ -6,6 +6,8 @@
 -- ARGV[1]  the token, or a waiter id that leaves the waiters (it never holds the key)
 -- ARGV[2]  the release channel
 -- ARGV[3]  with KEYS[2]: the prefix of a message that names one waiter (detail::handoff_prefix)
+-- ARGV[4]  optional, with KEYS[2]: "quiet" when the releaser tries again by itself (a split
+--          vote's loser, which draws lots): the key is deleted, and nobody is woken or named
 --
 -- Replies  1   the key held the token: deleted, and the release published. With waiters
 --              registered, the message is the prefix and the id of the one whose registration
@@ -17,6 +19,10 @@
 --              id without a tag is published on the release channel. With none registered, the
 --              message is the token on the release channel, the same on every node, so that a
 --              waiter counts one release once.
+--          A quiet release publishes nothing: under RedLock, a loser's keys freed with a message
+--          woke the next waiter, whose try then lost to the winner's quorum, and freed its own
+--          keys with a message in turn, a chain of lost tries until the winner's release. The
+--          loser's own next try keeps the name moving instead.
 --          0   another token holds the key
 --          -1  there is no key (it expired)
 --
@@ -24,6 +30,7 @@
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  if ARGV[4] == 'quiet' then return 1 end
   local message, channel = ARGV[1], ARGV[2]
   if KEYS[2] then
     local w = redis.call('ZPOPMIN', KEYS[2])

@@ -4,6 +4,8 @@
 #include "support/integration.hpp"
 #include "support/redlock_fixture.hpp"
 
+#include "sansio/keys.hpp"
+
 #include <algorithm>
 
 namespace test_redlock {
@@ -201,6 +203,38 @@ BOOST_AUTO_TEST_CASE(node_frozen_during_acquire_and_thawed_after_release_holds_n
       BOOST_TEST(ran_in_order,
                  "node 0: the late SET did not run, or its key stayed (PTTL " << pttl << " ms)");
    }());
+}
+
+// A loser to a quorum of other owners frees the keys it took without a message (release.lua's
+// quiet): the other waiters do not wait for its keys but for the others', and a message would
+// wake one of them only to lose to that quorum, and free its own keys with a message in turn.
+// Nodes 0 and 1 hold one owner's key, node 2 another's (no quorum for either); on nodes 3 and 4,
+// where the contender takes the key with each try, a waiter of another process is registered.
+BOOST_AUTO_TEST_CASE(a_loser_to_a_quorum_of_others_frees_its_keys_without_waking_anyone)
+{
+   auto const key = lock_key(name);
+   auto const waiters = locksmith::detail::waiters_key("locksmith:", name);
+   std::vector<std::int64_t> published;
+   for (std::size_t i = 0; i < node_count; ++i) {
+      if (i < 3)
+         srv(i).text({"SET", key, i < 2 ? "owner-a" : "owner-b", "PX", "30000"});
+      else
+         srv(i).text({"ZADD", waiters, "99999999999999", "elsewhere:tag"});
+      published.push_back(calls_of(srv(i).commandstats(), "publish"));
+   }
+   locksmith::client c{ioc.get_executor(), cfg()};
+   locksmith::report diag;
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.async_lock(name, {.ttl = 30s, .wait = 500ms, .diag = &diag}, tuple);
+      BOOST_TEST((ec == locksmith::error::wait_timeout), ec.message());
+      BOOST_TEST(co_await gone_from(nodes_in(3, 5), key), "the loser's keys are left");
+   }());
+   BOOST_TEST(diag.attempts >= 2u, "only " << diag.attempts << " tries: nothing was shown");
+   for (std::size_t i = 3; i < node_count; ++i) {
+      BOOST_TEST(calls_of(srv(i).commandstats(), "publish") == published[i], "node " << i);
+      BOOST_TEST(srv(i).text({"ZSCORE", waiters, "elsewhere:tag"}) == "99999999999999",
+                 "node " << i << ": the waiter was named");
+   }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

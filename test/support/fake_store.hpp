@@ -199,11 +199,14 @@ private:
    release(std::vector<std::string> const& keys, std::vector<std::string> const& args,
            std::function<void(std::string const&, std::string const&)> const& publish)
    {
-      check((keys.size() == 1 && args.size() == 2) || (keys.size() == 2 && args.size() == 3));
+      check((keys.size() == 1 && args.size() == 2) ||
+            (keys.size() == 2 && (args.size() == 3 || args.size() == 4)));
       auto v = get(keys[0]);
       if (v != args[0])
          return number(v ? 0 : -1);
       store_.erase(keys[0]);
+      if (args.size() == 4 && args[3] == "quiet")
+         return number(1);
       ++publishes;
       publish(args[1], args[0]);
       return number(1);

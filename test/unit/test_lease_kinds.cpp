@@ -75,6 +75,11 @@ BOOST_AUTO_TEST_CASE(the_lock_kind_uses_the_locks_scripts)
    BOOST_TEST(acquire_call(lock, "p:", "n", "t", 1000ms, 1)->code == &acquire_script());
    BOOST_TEST(extend_call(lock, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
    BOOST_TEST(release_call(lock, "p:", "n", "t")->code == &release_script());
+   // A split vote's loser releases quietly: nobody named, so no PING to lead with either.
+   auto const quiet = release_call(lock, "p:", "n", "t", true, true);
+   BOOST_TEST(quiet->args.back() == "quiet");
+   BOOST_TEST(!quiet->leads);
+   BOOST_TEST(release_call(lock, "p:", "n", "t", true)->args.back() == "to:");
 }
 
 BOOST_AUTO_TEST_CASE(a_permit_is_a_member_of_the_names_set_with_the_permit_quorum)
@@ -121,6 +126,8 @@ BOOST_AUTO_TEST_CASE(a_writer_is_taken_by_its_script_and_renewed_and_released_as
    BOOST_TEST(a->args.at(4) == std::to_string((writer_wait_ttl / 4).count()));
    BOOST_TEST(extend_call(write, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
    BOOST_TEST(release_call(write, "p:", "n", "t")->code == &release_script());
+   // A writer registers no waiters: its release has none to keep quiet about.
+   BOOST_TEST(release_call(write, "p:", "n", "t", false, true)->args.size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_reentrant_hold_is_a_member_of_the_holds_beside_the_owners_key)

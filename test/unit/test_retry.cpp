@@ -56,6 +56,32 @@ BOOST_AUTO_TEST_CASE(a_split_vote_draws_lots_whatever_the_strategy)
    BOOST_TEST(next_after(f) == next_step::draw_lots);
 }
 
+// A lost attempt frees what it took without a message when it tries again by itself, or when
+// others hold a quorum without it; else its release wakes the next waiter, as a holder's does.
+BOOST_AUTO_TEST_CASE(a_loser_that_retries_or_lost_to_a_quorum_releases_quietly)
+{
+   auto f = taken();
+   f.split_vote = true;
+   BOOST_TEST(releases_quietly(f, next_after(f)));
+   // Out of time: it tries no more, and nobody else may hold a quorum.
+   f.out_of_time = true;
+   BOOST_TEST(!releases_quietly(f, next_after(f)));
+   f.others_hold_quorum = true;
+   BOOST_TEST(releases_quietly(f, next_after(f)));
+   // Decided before its yes votes came: other owners' keys alone sank it.
+   f = taken();
+   f.others_hold_quorum = true;
+   f.subscription_confirmed = true;
+   BOOST_TEST(releases_quietly(f, next_after(f)));
+   // Not lost to other owners (no quorum reached, a late win): the release wakes as ever.
+   f = taken();
+   BOOST_TEST(!releases_quietly(f, next_after(f)));
+   for (auto e : {error::quorum_unreachable, error::validity_expired}) {
+      attempt_facts g{.lost = e, .split_vote = true, .others_hold_quorum = true};
+      BOOST_TEST(!releases_quietly(g, next_after(g)));
+   }
+}
+
 BOOST_AUTO_TEST_CASE(subscribe_relies_on_messages_only_once_confirmed)
 {
    auto f = taken();

@@ -4,7 +4,6 @@
 #include "protocol/kind_calls.hpp"
 #include "protocol/verdicts.hpp"
 
-#include <boost/asio/append.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -44,11 +43,25 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 }
 
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
-                   asio::any_completion_handler<void(error_code)> h)
+                   asio::any_completion_handler<void(error_code)> h,
+                   std::shared_ptr<void const> keep_alive)
 {
    using status = lease_state::status;
+   // `h` runs on its own executor, else the client's, holding `keep_alive` until then: no
+   // wrapper of `h`, and once answered one hop, straight to that executor.
+   auto complete = [&ctx, keep_alive = std::move(keep_alive)](
+                      asio::any_completion_handler<void(error_code)> h, error_code ec,
+                      bool posted) mutable {
+      auto hex = asio::get_associated_executor(h, ctx.ex);
+      auto f = asio::bind_executor(
+         hex, [h = std::move(h), ec, keep = std::move(keep_alive)]() mutable { std::move(h)(ec); });
+      if (posted)
+         asio::post(ctx.ex, std::move(f));
+      else
+         asio::dispatch(std::move(f));
+   };
    if (!st || (st->st != status::held && st->st != status::lost))
-      return asio::post(ctx.ex, asio::append(std::move(h), error_code{error::not_held}));
+      return complete(std::move(h), error::not_held, true);
    // A lost lease was left in Redis so that nobody could enter before its holder stopped
    // working; now that the holder gives it back, release it where it is still ours.
    bool const was_lost = st->st == status::lost;
@@ -65,29 +78,28 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token, wakes);
    auto slot = asio::get_associated_cancellation_slot(h);
    // A graceful close waits for this operation until it completes.
-   start_fanout(
-      ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,
-      asio::bind_cancellation_slot(slot,
-                                   [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work},
-                                    h = std::move(h)](error_code ec, fanout_result r) mutable {
-                                      // Only now may the next local waiter try: sooner, it would
-                                      // race its own release.
-                                      st->leave_slot();
-                                      describe(r, ctx.nodes, diag);
-                                      ctx.tel.votes("release", st->name, r, ctx.nodes);
-                                      if (was_lost)
-                                         ec = error::lease_lost;
-                                      else if (!ec)
-                                         ec = ownership_result(r);
-                                      {
-                                         auto const ended = std::move(in_flight);
-                                      }
-                                      // Never inside start_fanout's call (it completes from a reply
-                                      // or a post), so the handler may run here when its executor
-                                      // is this one.
-                                      asio::dispatch(ctx.ex, asio::append(std::move(h), ec));
-                                   }),
-      std::move(keep));
+   start_fanout(ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,
+                asio::bind_cancellation_slot(
+                   slot,
+                   [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work}, h = std::move(h),
+                    complete = std::move(complete)](error_code ec, fanout_result r) mutable {
+                      // Only now may the next local waiter try: sooner, it would race its own
+                      // release.
+                      st->leave_slot();
+                      describe(r, ctx.nodes, diag);
+                      ctx.tel.votes("release", st->name, r, ctx.nodes);
+                      if (was_lost)
+                         ec = error::lease_lost;
+                      else if (!ec)
+                         ec = ownership_result(r);
+                      {
+                         auto const ended = std::move(in_flight);
+                      }
+                      // Never inside start_fanout's call (it completes from a reply or a post), so
+                      // the handler may run here when its executor is this one.
+                      complete(std::move(h), ec, false);
+                   }),
+                std::move(keep));
 }
 
 void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease_state> st,
@@ -99,16 +111,14 @@ void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease
        queue.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
       st->in_slot = false;  // the name went with the lease
       st->end(lease_state::status::released);
-      return asio::post(ctx.ex, asio::append(std::move(h), error_code{}));
+      auto hex = asio::get_associated_executor(h, ctx.ex);
+      return asio::post(ctx.ex, asio::bind_executor(
+                                   hex, [h = std::move(h), keep = std::move(keep_alive)]() mutable {
+                                      std::move(h)(error_code{});
+                                   }));
    }
-   auto slot = asio::get_associated_cancellation_slot(h);
-   auto hex = asio::get_associated_executor(h, ctx.ex);
    bool const wakes = st && queue.subscribed(st->name);
-   release_lease(
-      ctx, std::move(st), diag, wakes,
-      asio::bind_cancellation_slot(
-         slot, asio::bind_executor(hex, [keep_alive = std::move(keep_alive), h = std::move(h)](
-                                           error_code ec) mutable { std::move(h)(ec); })));
+   release_lease(ctx, std::move(st), diag, wakes, std::move(h), std::move(keep_alive));
 }
 
 }  // namespace locksmith::detail

@@ -45,12 +45,14 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 ///
 /// A callback, not a coroutine: an unlock is on every lock cycle's path, and this way costs no
 /// coroutine frame and no reactor turn of its own. `h` completes on its associated executor
-/// (else ctx.ex), never inside this call. The caller keeps ctx alive until then.
+/// (else ctx.ex), never inside this call, and holds `keep_alive` until then. The caller keeps
+/// ctx alive until then.
 /// Cancellation (`h`'s slot, any type): completes with operation_aborted; the release, already
 /// sent, goes on, owned by the client. `wakes`: this process's contenders for the name waited
 /// by message, so another process's may too (release_call's `wakes`).
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
-                   boost::asio::any_completion_handler<void(error_code)> h);
+                   boost::asio::any_completion_handler<void(error_code)> h,
+                   std::shared_ptr<void const> keep_alive = {});
 
 /// The holder's unlock: hands the lease to the coroutine of this process that waits next for its
 /// name (local_queue::pass), which takes its key over in one round trip, instead of a release and a

@@ -5,7 +5,6 @@
 
 #include <boost/asio/associated_cancellation_slot.hpp>
 #include <boost/asio/associated_executor.hpp>
-#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 
@@ -113,11 +112,11 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       if (slot.is_connected())
          slot.clear();
       result.decision = decision;
-      auto ex = asio::get_associated_executor(handler);
-      // Late replies find no handler and leave `result` alone, so it can be moved out.
-      asio::dispatch(ex, [h = std::move(handler), ec, r = std::move(result)]() mutable {
-         std::move(h)(ec, std::move(r));
-      });
+      // Called from a reply or a posted cancellation, on `io`, where the handler runs (see
+      // start_fanout): at once, with no hop through its type-erased executor. Late replies find
+      // no handler and leave `result` alone, so it can be moved out.
+      auto h = std::move(handler);
+      std::move(h)(ec, std::move(result));
    }
 
    vote_counter votes;
@@ -211,11 +210,12 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
    script const& code = *call->code;
    // Only an acquire must not fall back once decided (it would land behind the release sent
    // meanwhile); a release or extend is idempotent and must reach every node.
-   // Each capture fits std::function's local buffer: no allocation for it, nor for its copies
-   // (one per node, and one per call a node makes).
+   // Each capture is trivially copyable and fits std::function's local buffer: no allocation for
+   // it, nor for its copies (one per node, and one per call a node makes).
+   // The op outlives every call of it: each node's call holds the op until its reply is handled.
    std::function<bool()> still_wanted = [] { return true; };
    if (code.role == script_role::acquire)
-      still_wanted = [op] { return static_cast<bool>(op->handler); };
+      still_wanted = [o = op.get()] { return static_cast<bool>(o->handler); };
    for (std::size_t i = 0; i < nodes.size(); ++i) {
       // Owned only where the key may be: elsewhere a failed release needs no second try.
       auto const owned = keep && keep->covers(i);

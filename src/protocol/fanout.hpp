@@ -63,6 +63,10 @@ using fanout_handler = boost::asio::any_completion_handler<void(error_code, fano
 /// as its vote. Each node's calls count in `keep->work` until they end. Only the nodes that
 /// `keep->nodes` names are owned so (all when it is empty).
 ///
+/// `handler` runs on `io`, from a reply's or a cancellation's call, never inside this one: it is
+/// called there at once, so it must not need an executor of its own other than `io`'s (the
+/// engines' coroutines and callbacks, all on the client's executor).
+///
 /// Cancellation (any type): completes with operation_aborted, posted on `io`.
 void start_fanout(boost::asio::any_io_executor const& io,
                   std::vector<std::shared_ptr<node>> const& nodes,

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "mutex.hpp"
 
+#include "cpu.hpp"
 #include "report.hpp"
 #include "server.hpp"
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -30,7 +32,15 @@ long highest(contention_tally const& t)
    return t.per_client.empty() ? 0 : *std::max_element(t.per_client.begin(), t.per_client.end());
 }
 
-std::string row(int nodes, contention_shape const& s, contention_tally const& t, bool json)
+// CPU per cycle, in µs: of this process (the clients, which run here) and of the servers summed.
+// On a saturated machine the rate is the inverse of their sum.
+struct cycle_cost {
+   double client_us = 0;
+   std::optional<double> server_us;
+};
+
+std::string row(int nodes, contention_shape const& s, contention_tally const& t,
+                cycle_cost const& cost, bool json)
 {
    std::ostringstream os;
    char const* strategy = s.spin ? "spin" : "subscribe";
@@ -41,14 +51,17 @@ std::string row(int nodes, contention_shape const& s, contention_tally const& t,
          << R"(,"max_hold_us":)" << s.max_hold.count() << R"(,"cycles":)" << t.cycles
          << R"(,"cycles_per_s":)" << number(t.per_second()) << R"(,"overlaps":)" << t.overlaps
          << R"(,"fence_inversions":)" << t.inversions << R"(,"errors":)" << t.errors
-         << R"(,"per_client_min":)" << lowest(t) << R"(,"per_client_max":)" << highest(t) << "}\n";
+         << R"(,"per_client_min":)" << lowest(t) << R"(,"per_client_max":)" << highest(t)
+         << R"(,"client_cpu_us_per_cycle":)" << number(cost.client_us)
+         << R"(,"server_cpu_us_per_cycle":)" << json_number(cost.server_us) << "}\n";
    } else {
-      char line[200];
+      char line[260];
       std::snprintf(line, sizeof line,
                     "mutex  nodes=%d  %-12s  %8ld cycles  %9.0f/s  per client %ld..%ld  overlaps "
-                    "%ld  inversions %ld  errors %ld\n",
+                    "%ld  inversions %ld  errors %ld  cpu/cycle client %.0f us, servers %s us\n",
                     nodes, (std::string{strategy} + (s.fence ? "" : "-nf")).c_str(), t.cycles,
-                    t.per_second(), lowest(t), highest(t), t.overlaps, t.inversions, t.errors);
+                    t.per_second(), lowest(t), highest(t), t.overlaps, t.inversions, t.errors,
+                    cost.client_us, cost.server_us ? number(*cost.server_us).c_str() : "-");
       os << line;
    }
    return os.str();
@@ -74,9 +87,26 @@ bool run_mutex(mutex_plan const& plan)
                             .spin = spin,
                             .fence = plan.fence,
                             .node_timeout = std::chrono::milliseconds{50}};
+         auto const servers_cpu = [&]() -> std::optional<double> {
+            double sum = 0;
+            for (auto const& p : servers) {
+               auto const ms = process_cpu_ms(p->pid());
+               if (!ms)
+                  return std::nullopt;
+               sum += *ms;
+            }
+            return sum;
+         };
+         auto const client0 = cpu_ms_now();
+         auto const server0 = servers_cpu();
          auto const t = test::run_contention(urls, s);
+         auto const server1 = servers_cpu();
+         auto const cycles = static_cast<double>(std::max(t.cycles, 1L));
+         cycle_cost cost{.client_us = (cpu_ms_now() - client0) * 1e3 / cycles, .server_us = {}};
+         if (server0 && server1)
+            cost.server_us = (*server1 - *server0) * 1e3 / cycles;
          rate[spin] = t.per_second();
-         std::cout << row(n, s, t, plan.json) << std::flush;
+         std::cout << row(n, s, t, cost, plan.json) << std::flush;
          if (t.overlaps || t.inversions || t.errors) {
             sane = false;
             std::cerr << "locksmith-bench: sanity check failed for mutex nodes=" << n << ": "

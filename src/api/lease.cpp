@@ -43,7 +43,7 @@ void lease::drop() noexcept
    // lease that ended already (unlocked, lost) has nothing left to end.
    if (!st_ || st_->ended.load(std::memory_order_acquire))
       return st_.reset();
-   auto const ex = st_->lost_event.get_executor();
+   auto const ex = st_->ex;
    asio::dispatch(ex, [st = std::move(st_)] { st->end(detail::lease_state::status::dropped); });
 }
 
@@ -79,7 +79,7 @@ bool lease::lost() const noexcept
 
 lease::executor_type lease::get_executor() const noexcept
 {
-   return st_ ? st_->lost_event.get_executor() : executor_type{};
+   return st_ ? st_->ex : executor_type{};
 }
 
 namespace {
@@ -97,11 +97,11 @@ void wait_lost(std::shared_ptr<detail::lease_state> const& st,
    if (st->st != status::held) {
       auto const ec =
          st->st == status::lost ? error_code{} : error_code{asio::error::operation_aborted};
-      asio::post(st->lost_event.get_executor(), asio::append(std::move(h), ec));
+      asio::post(st->ex, asio::append(std::move(h), ec));
       return;
    }
-   // lost_event never expires: the lease's end cancels it, and so may the caller.
-   st->lost_event.async_wait(asio::deferred(outcome))(std::move(h));
+   // The timer never expires: the lease's end cancels it, and so may the caller.
+   st->lost_timer().async_wait(asio::deferred(outcome))(std::move(h));
 }
 
 }  // namespace
@@ -109,7 +109,7 @@ void wait_lost(std::shared_ptr<detail::lease_state> const& st,
 void lease::async_wait_lost_impl(wait_handler h)
 {
    // From any thread, on the client's executor (enter), as the client's own operations.
-   detail::enter(st_->lost_event.get_executor(), std::move(h),
+   detail::enter(st_->ex, std::move(h),
                  [st = st_](wait_handler h) { wait_lost(st, std::move(h)); });
 }
 

@@ -21,7 +21,7 @@ lease_state::lease_state(std::shared_ptr<lease_owner> const& c, std::string n, s
     , acquired_at{start}
     , renewed_at{start}
     , valid_until{until}
-    , lost_event{c->executor(), clock::time_point::max()}
+    , ex{c->executor()}
 {
    // The label is part of the stored value (token.hpp); the lease's own token is without it.
    if (auto const [bare, owner] = split_owner(token); !owner.empty())
@@ -35,7 +35,8 @@ void lease_state::end(status s) noexcept
    st = s;
    if (dog)
       dog->forget(*this);
-   lost_event.cancel();
+   if (lost_event)
+      lost_event->cancel();
    if (auto c = core.lock())
       c->observer().lease_ended(*this, s == status::lost);
    if (s != status::released)
@@ -47,6 +48,13 @@ lease_state::~lease_state()
 {
    if (dog)
       dog->forget(*this);
+}
+
+boost::asio::steady_timer& lease_state::lost_timer()
+{
+   if (!lost_event)
+      lost_event.emplace(ex, clock::time_point::max());
+   return *lost_event;
 }
 
 void lease_state::leave_slot() noexcept

@@ -47,8 +47,13 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
    // destructor lets go of an ended state where it runs, and sends a held one's end to us.
    std::atomic<bool> ended{false};
 
-   boost::asio::steady_timer
-      lost_event;  // never expires; cancelled when the lease ends, waking async_wait_lost
+   boost::asio::any_io_executor ex;  // the client's; never changes, so any thread may read it
+   // Made by the first async_wait_lost (most leases never have one: a timer costs its service's
+   // lookup and its cancel a lock of the reactor); never expires; cancelled when the lease ends.
+   std::optional<boost::asio::steady_timer> lost_event;
+
+   /// The lost_event, made if it was not: on the client's executor only.
+   boost::asio::steady_timer& lost_timer();
 
    bool in_slot = true;  // holds the name's place in the in-process queue
 

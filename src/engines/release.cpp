@@ -14,6 +14,26 @@
 namespace locksmith::detail {
 namespace asio = boost::asio;
 
+namespace {
+
+// Completes an unlock's handler with `ec` on its own executor (else the client's), holding
+// `keep_alive` until it runs: no wrapper of `h`, and one hop to that executor. `posted`: from
+// inside the initiating call, so never at once; else from a completion on the client's
+// executor, where the handler may run at once when its executor is this one.
+void complete_unlock(client_context& ctx, asio::any_completion_handler<void(error_code)> h,
+                     error_code ec, std::shared_ptr<void const> keep_alive, bool posted)
+{
+   auto hex = asio::get_associated_executor(h, ctx.ex);
+   auto f = asio::bind_executor(
+      hex, [h = std::move(h), ec, keep = std::move(keep_alive)]() mutable { std::move(h)(ec); });
+   if (posted)
+      asio::post(ctx.ex, std::move(f));
+   else
+      asio::dispatch(std::move(f));
+}
+
+}  // namespace
+
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
                          fanout_result const& r, std::chrono::steady_clock::time_point until,
                          lease_kind const& kind, bool quiet)
@@ -47,21 +67,8 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
                    std::shared_ptr<void const> keep_alive)
 {
    using status = lease_state::status;
-   // `h` runs on its own executor, else the client's, holding `keep_alive` until then: no
-   // wrapper of `h`, and once answered one hop, straight to that executor.
-   auto complete = [&ctx, keep_alive = std::move(keep_alive)](
-                      asio::any_completion_handler<void(error_code)> h, error_code ec,
-                      bool posted) mutable {
-      auto hex = asio::get_associated_executor(h, ctx.ex);
-      auto f = asio::bind_executor(
-         hex, [h = std::move(h), ec, keep = std::move(keep_alive)]() mutable { std::move(h)(ec); });
-      if (posted)
-         asio::post(ctx.ex, std::move(f));
-      else
-         asio::dispatch(std::move(f));
-   };
    if (!st || (st->st != status::held && st->st != status::lost))
-      return complete(std::move(h), error::not_held, true);
+      return complete_unlock(ctx, std::move(h), error::not_held, std::move(keep_alive), true);
    // A lost lease was left in Redis so that nobody could enter before its holder stopped
    // working; now that the holder gives it back, release it where it is still ours.
    bool const was_lost = st->st == status::lost;
@@ -82,7 +89,7 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
                 asio::bind_cancellation_slot(
                    slot,
                    [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work}, h = std::move(h),
-                    complete = std::move(complete)](error_code ec, fanout_result r) mutable {
+                    keep_alive = std::move(keep_alive)](error_code ec, fanout_result r) mutable {
                       // Only now may the next local waiter try: sooner, it would race its own
                       // release.
                       st->leave_slot();
@@ -95,9 +102,8 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
                       {
                          auto const ended = std::move(in_flight);
                       }
-                      // Never inside start_fanout's call (it completes from a reply or a post), so
-                      // the handler may run here when its executor is this one.
-                      complete(std::move(h), ec, false);
+                      // Never inside start_fanout's call (it completes from a reply or a post).
+                      complete_unlock(ctx, std::move(h), ec, std::move(keep_alive), false);
                    }),
                 std::move(keep));
 }
@@ -111,11 +117,7 @@ void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease
        queue.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
       st->in_slot = false;  // the name went with the lease
       st->end(lease_state::status::released);
-      auto hex = asio::get_associated_executor(h, ctx.ex);
-      return asio::post(ctx.ex, asio::bind_executor(
-                                   hex, [h = std::move(h), keep = std::move(keep_alive)]() mutable {
-                                      std::move(h)(error_code{});
-                                   }));
+      return complete_unlock(ctx, std::move(h), {}, std::move(keep_alive), true);
    }
    bool const wakes = st && queue.subscribed(st->name);
    release_lease(ctx, std::move(st), diag, wakes, std::move(h), std::move(keep_alive));

@@ -79,6 +79,17 @@ bool run_mutex(mutex_plan const& plan)
          servers.push_back(std::make_unique<redis_process>());
          urls.push_back(servers.back()->url());
       }
+      // The servers' CPU time summed, in ms: none if one cannot be read.
+      auto const servers_cpu = [&]() -> std::optional<double> {
+         double sum = 0;
+         for (auto const& p : servers) {
+            auto const ms = process_cpu_ms(p->pid());
+            if (!ms)
+               return std::nullopt;
+            sum += *ms;
+         }
+         return sum;
+      };
       double rate[2] = {0, 0};
       for (bool spin : {false, true}) {
          // The library's defaults, but spin at 2 ms, as the comparison asks.
@@ -87,16 +98,6 @@ bool run_mutex(mutex_plan const& plan)
                             .spin = spin,
                             .fence = plan.fence,
                             .node_timeout = std::chrono::milliseconds{50}};
-         auto const servers_cpu = [&]() -> std::optional<double> {
-            double sum = 0;
-            for (auto const& p : servers) {
-               auto const ms = process_cpu_ms(p->pid());
-               if (!ms)
-                  return std::nullopt;
-               sum += *ms;
-            }
-            return sum;
-         };
          auto const client0 = cpu_ms_now();
          auto const server0 = servers_cpu();
          auto const t = test::run_contention(urls, s);

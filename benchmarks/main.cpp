@@ -393,10 +393,11 @@ constexpr char const* legend =
    "times in microseconds; cyc: async_lock start to async_unlock end; hof: release by one worker\n"
    "to acquisition by another; cmd/acq: INFO commandstats calls per acquisition, with those run\n"
    "inside scripts; req/acq: without them; cpu/1k: server CPU ms per 1000 acquisitions; cli/acq:\n"
-   "worker processes' CPU microseconds per acquisition; min/proc: fewest acquisitions of one\n"
-   "process; xraw: cycle p50 (handoff: handoff p50) over the raw row's; cpu/r: server CPU over\n"
-   "the raw row's; spin/s: the spin row's rate over subscribe's; target: issue 9's target for\n"
-   "the row (JSON: target, target_met)\n";
+   "worker processes' CPU microseconds per acquisition; lost/a: the library's tries that lost,\n"
+   "per acquisition; relost: of them, those after a lock call's first (a waiter woken in vain);\n"
+   "min/proc: fewest acquisitions of one process; xraw: cycle p50 (handoff: handoff p50) over\n"
+   "the raw row's; cpu/r: server CPU over the raw row's; spin/s: the spin row's rate over\n"
+   "subscribe's; target: issue 9's or 27's target for the row (JSON: target, target_met)\n";
 
 // Runs every planned run and prints it as it ends. Returns false when a sanity check failed.
 bool run_all(options const& o, std::vector<run_spec> const& runs, std::optional<pid_t> server)

@@ -24,7 +24,9 @@ struct summary {
    percentiles cycle_us, handoff_us;
    std::size_t handoffs = 0;
    std::optional<double> commands_per_acquisition, requests_per_acquisition;
-   std::optional<double> failed_tries_per_acquisition;  // tries that lost (the herd), not raw
+   std::optional<double> failed_tries_per_acquisition;  // tries that lost, not raw
+   // Of them, tries after a lock call's first (a waiter woken in vain: the herd)
+   std::optional<double> retries_lost_per_acquisition;
    std::optional<double> server_cpu_ms_per_1000;
    std::int64_t per_worker_min = 0, per_worker_max = 0;
    std::int64_t per_process_min = 0, per_process_max = 0;
@@ -38,7 +40,7 @@ struct summary {
    std::optional<double> server_cpu_vs_raw;  // server CPU per acquisition over the raw row's
    std::optional<double>
       spin_over_subscribe;  // subscribe rows: the spin row's rate over this one's
-   std::string target;      // issue 9's target for this row, if it has one
+   std::string target;      // issue 9's or 27's target for this row, if it has one
    std::optional<bool> target_met;
    std::optional<double> spin_interval_ms, spin_jitter_ms;
    bool renew = true;

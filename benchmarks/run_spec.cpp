@@ -98,16 +98,18 @@ bool write_result(int fd, process_result const& r)
    std::vector<char> const error(r.first_error.begin(), r.first_error.end());
    return write_all(fd, &r.failures, sizeof r.failures) &&
           write_all(fd, &r.cpu_ms, sizeof r.cpu_ms) && write_all(fd, &r.tries, sizeof r.tries) &&
-          write_vector(fd, r.per_worker) && write_vector(fd, r.cycle_ns) &&
-          write_vector(fd, r.handoff_ns) && write_vector(fd, r.acquire_ns) &&
-          write_vector(fd, r.unreachable_ns) && write_vector(fd, error);
+          write_all(fd, &r.retries_lost, sizeof r.retries_lost) && write_vector(fd, r.per_worker) &&
+          write_vector(fd, r.cycle_ns) && write_vector(fd, r.handoff_ns) &&
+          write_vector(fd, r.acquire_ns) && write_vector(fd, r.unreachable_ns) &&
+          write_vector(fd, error);
 }
 
 bool read_result(int fd, process_result& r)
 {
    std::vector<char> error;
    if (!(read_all(fd, &r.failures, sizeof r.failures) && read_all(fd, &r.cpu_ms, sizeof r.cpu_ms) &&
-         read_all(fd, &r.tries, sizeof r.tries) && read_vector(fd, r.per_worker) &&
+         read_all(fd, &r.tries, sizeof r.tries) &&
+         read_all(fd, &r.retries_lost, sizeof r.retries_lost) && read_vector(fd, r.per_worker) &&
          read_vector(fd, r.cycle_ns) && read_vector(fd, r.handoff_ns) &&
          read_vector(fd, r.acquire_ns) && read_vector(fd, r.unreachable_ns) &&
          read_vector(fd, error)))

@@ -109,7 +109,8 @@ struct process_result {
    std::int64_t failures = 0;                 // lock and unlock errors
    double cpu_ms = 0;                         // the process's user + system CPU while measuring
    std::int64_t tries = -1;  // the library's acquire tries while measuring (-1: not counted, raw)
-   std::string first_error;  // the first failure, to say why
+   std::int64_t retries_lost = -1;  // of them, tries after a lock call's first that lost
+   std::string first_error;         // the first failure, to say why
 };
 
 /// Writes and reads a process_result on a pipe (binary, same executable on both ends).

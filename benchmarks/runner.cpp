@@ -105,6 +105,8 @@ void collect(std::vector<child>& children, run_result& out)
       out.client_cpu_ms += r.cpu_ms;
       if (r.tries >= 0)
          out.tries = out.tries.value_or(0) + r.tries;
+      if (r.retries_lost >= 0)
+         out.retries_lost = out.retries_lost.value_or(0) + r.retries_lost;
       out.cycle_ns.insert(out.cycle_ns.end(), r.cycle_ns.begin(), r.cycle_ns.end());
       out.handoff_ns.insert(out.handoff_ns.end(), r.handoff_ns.begin(), r.handoff_ns.end());
       out.acquire_ns.insert(out.acquire_ns.end(), r.acquire_ns.begin(), r.acquire_ns.end());

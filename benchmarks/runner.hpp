@@ -20,9 +20,10 @@ struct run_result {
    run_spec spec;
    double seconds = 0;  // length of the measure phase
    std::vector<std::int64_t> per_worker;
-   std::vector<std::int64_t> per_process;  // acquisitions of each process
-   double client_cpu_ms = 0;               // of the worker processes, while measuring
-   std::optional<std::int64_t> tries;      // the library's acquire tries, while measuring
+   std::vector<std::int64_t> per_process;     // acquisitions of each process
+   double client_cpu_ms = 0;                  // of the worker processes, while measuring
+   std::optional<std::int64_t> tries;         // the library's acquire tries, while measuring
+   std::optional<std::int64_t> retries_lost;  // of them, after a lock call's first, that lost
    std::vector<std::int64_t> cycle_ns;
    std::vector<std::int64_t> handoff_ns;
    std::vector<std::int64_t> acquire_ns;      // quorum

@@ -205,17 +205,21 @@ asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
 asio::awaitable<void> watch_stop(process_ctx& c, std::vector<worker>& workers)
 {
    std::optional<double> cpu_start;
-   std::int64_t tries_start = 0;
+   std::pair<std::int64_t, std::int64_t> tries_start{};
    while (!stopping(c)) {
       if (!cpu_start && measuring(c)) {
          cpu_start = cpu_ms_now();
-         tries_start = c.count_tries ? c.count_tries() : 0;
+         if (c.count_tries)
+            tries_start = c.count_tries();
       }
       co_await sleep_for(stop_poll);
    }
    c.result.cpu_ms = cpu_start ? cpu_ms_now() - *cpu_start : 0;
-   if (c.count_tries && cpu_start)
-      c.result.tries = c.count_tries() - tries_start;
+   if (c.count_tries && cpu_start) {
+      auto const [tries, retries_lost] = c.count_tries();
+      c.result.tries = tries - tries_start.first;
+      c.result.retries_lost = retries_lost - tries_start.second;
+   }
    for (auto& w : workers)
       if (w.locking)
          w.cancel.emit(asio::cancellation_type::terminal);
@@ -236,10 +240,11 @@ asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& work
    // Each try asks every node, and the first node counts every vote.
    c.count_tries = [&cli] {
       auto const m = cli.metrics();
+      auto const lost = static_cast<std::int64_t>(m.retries_lost);
       if (m.votes.empty())
-         return std::int64_t{0};
+         return std::pair{std::int64_t{0}, lost};
       auto const& v = m.votes.front();
-      return static_cast<std::int64_t>(v.yes + v.no + v.failed + v.none);
+      return std::pair{static_cast<std::int64_t>(v.yes + v.no + v.failed + v.none), lost};
    };
    co_await run_workers(c, workers, [&](worker& w) {
       return c.spec.sc == scenario::quorum ? quorum_worker(c, cli, w) : lock_worker(c, cli, w);

@@ -10,9 +10,11 @@
 #include <boost/asio/io_context.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace locksmith::bench {
 
@@ -28,8 +30,9 @@ struct process_ctx {
    boost::asio::io_context& io;
    process_result result;
    std::mt19937_64 random{std::random_device{}()};
-   // The library's acquire tries so far (a client's metrics), when its workers run.
-   std::function<std::int64_t()> count_tries{};
+   // The library's acquire tries so far, and those after a lock call's first that lost (a
+   // client's metrics), when its workers run.
+   std::function<std::pair<std::int64_t, std::int64_t>()> count_tries{};
 };
 
 /// One worker: its global index (its slot in the shared block) and its lock name.

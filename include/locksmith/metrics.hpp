@@ -68,7 +68,13 @@ struct metrics_snapshot {
    std::uint64_t renewal_failures = 0;  ///< watchdog renewals that failed (retried, or lost)
    std::uint64_t leases_lost = 0;       ///< leases that the watchdog declared lost
    wake_counts wakes;                   ///< what ended the sleeps of waiters
-   std::vector<node_votes> votes;       ///< per node, in config order
+   /// Attempts after a lock call's first that lost: a waiter woken in vain (the herd), or a
+   /// spinning one that looked too soon. A call's first attempt that finds the lock held is not
+   /// counted: a plain lock lets an arrival barge, so it must try, and that try registers it
+   /// among the name's waiters (lost attempts in all: the acquire votes' yes + no + failed +
+   /// none on one node, less the acquisitions).
+   std::uint64_t retries_lost = 0;
+   std::vector<node_votes> votes;  ///< per node, in config order
 };
 
 /// The snapshot in Prometheus' text exposition format (version 0.0.4): a `# HELP` and a `# TYPE`

@@ -214,7 +214,9 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       }
    } const leaving{*this, name, a, lives(opts, kind), kind};
    auto const* spin = fair ? nullptr : std::get_if<wait_strategy::spin>(&opts.strategy);
-   for (bool judged = first != nullptr;; judged = false) {
+   // Tries after the call's first that lose are waiters woken in vain (metrics' retries_lost).
+   bool retrying = false;
+   for (bool judged = first != nullptr;; judged = false, retrying = true) {
       if (!judged) {
          if (ctx_.stopped || co_await cancelled()) {
             if (handed)
@@ -235,6 +237,8 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
             done->lease.took_over = std::move(took_over);  // released with the lease
             co_return std::move(*done);
          }
+         if (retrying)
+            ctx_.tel.retry_lost();
       }
       // Nodes that said yes, failed or did not answer in time may hold the key: release it there.
       // A fair waiter that no node said yes to holds nothing, and stays in the queues as it is;

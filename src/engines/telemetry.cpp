@@ -90,6 +90,12 @@ void telemetry::woke(next_step step, bool by_event) noexcept
    count_wake(m_.wakes, step, by_event);
 }
 
+void telemetry::retry_lost() noexcept
+{
+   std::lock_guard const counting{counting_};
+   ++m_.retries_lost;
+}
+
 void telemetry::renewal(lease_state const& st, error_code ec, clock::time_point before)
 {
    auto const now = clock::now();

@@ -46,6 +46,9 @@ public:
    /// A waiter woke after `step` (count_wake).
    void woke(next_step step, bool by_event) noexcept;
 
+   /// An attempt after a lock call's first lost (metrics_snapshot::retries_lost).
+   void retry_lost() noexcept;
+
    /// A watchdog renewal of `st` ended with `ec`; `before` was its validity's end before it.
    void renewal(lease_state const& st, error_code ec, clock::time_point before);
 

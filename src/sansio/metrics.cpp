@@ -96,6 +96,9 @@ std::string to_prometheus(metrics_snapshot const& m)
    wake("spin", m.wakes.spin);
    wake("lots", m.wakes.lots);
    wake("subscription", m.wakes.subscription);
+   out.counter("retries_lost_total",
+               "Attempts after a lock call's first that lost (a waiter woken in vain).",
+               m.retries_lost);
    out.family("node_votes_total", "counter", "Acquire votes by node: yes, no, failed, none.");
    for (auto const& v : m.votes) {
       std::pair<char const*, std::uint64_t> const counts[] = {

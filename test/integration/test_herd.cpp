@@ -87,9 +87,11 @@ BOOST_FIXTURE_TEST_SUITE(herd, subscribe_fixture, *needs_redis_server())
 // Each release wakes one waiter, which wins with the try that the message caused: after the first
 // release, every waiter made one try (the one after its message), none in vain after the release
 // of another. With a herd, the two others would try at the first release,
-// and lose. And the message that names a waiter goes to its process's own channel: the name's
-// channel, to which every waiting process listens, carries only the last release's token (nobody
-// was registered then), so the others were not even woken to read a message meant for another.
+// and lose. The clients' metrics count those lost retries (retries_lost): before the release,
+// every try after a waiter's first (its arrival's) lost; after it, none did. And the message that
+// names a waiter goes to its process's own channel: the name's channel, to which every waiting
+// process listens, carries only the last release's token (nobody was registered then), so the
+// others were not even woken to read a message meant for another.
 BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
 {
    three_waiters s{*this};
@@ -102,8 +104,10 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
       // Tries before the first release: two, or three on a loaded machine, where a try may
       // run between the confirmations of the name's channel and of the process's own.
       std::vector<std::size_t> before;
-      for (auto const& w : s.waiters)
+      for (auto const& w : s.waiters) {
          before.push_back(w->out.diag.attempts);
+         BOOST_TEST(w->c.metrics().retries_lost == before.back() - 1);
+      }
       co_await s.holder.async_unlock(held);
       for (std::size_t n = 1; n <= s.waiters.size(); ++n) {
          // One more waiter takes the lock, and no other moves meanwhile.
@@ -120,6 +124,7 @@ BOOST_AUTO_TEST_CASE(each_release_wakes_one_process)
          auto const tries = s.waiters[i]->out.diag.attempts;
          BOOST_TEST_MESSAGE("tries of a waiter: " << before[i] << " + " << tries - before[i]);
          BOOST_TEST(tries - before[i] == 1u);  // the one its own message caused
+         BOOST_TEST(s.waiters[i]->c.metrics().retries_lost == before[i] - 1);
       }
       BOOST_TEST(srv.text({"EXISTS", waiters_key(s.name)}) == "0");
    }());

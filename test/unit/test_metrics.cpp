@@ -71,6 +71,7 @@ BOOST_AUTO_TEST_CASE(counters_histograms_and_labels_render_as_prometheus_reads_t
    m.hold.record(0.5);
    m.leases_lost = 1;
    m.wakes.message = 4;
+   m.retries_lost = 6;
    m.votes.push_back({R"(redis://u:***@host"1\)", 5, 1, 2, 3});
    auto const text = locksmith::to_prometheus(m);
    auto const t = parse_prometheus(text);
@@ -87,6 +88,7 @@ BOOST_AUTO_TEST_CASE(counters_histograms_and_labels_render_as_prometheus_reads_t
               boost::test_tools::tolerance(1e-9));
    BOOST_TEST(*t.value("locksmith_leases_lost_total") == 1);
    BOOST_TEST(*t.value("locksmith_wakes_total", {{"source", "message"}}) == 4);
+   BOOST_TEST(*t.value("locksmith_retries_lost_total") == 6);
    // A label value with a quote and a backslash comes back as it was.
    auto const node = std::string{R"(redis://u:***@host"1\)"};
    BOOST_TEST(*t.value("locksmith_node_votes_total", {{"node", node}, {"vote", "failed"}}) == 2);

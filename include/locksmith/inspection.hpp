@@ -40,7 +40,9 @@ constexpr std::string_view to_string(lock_kind k) noexcept
 /// A token found in a name's keys, how long it has left there, and its holder's label.
 struct holder_info {
    /// The token: a lease's (lease::token()), or a reentrant lock's owner's (a digest of its
-   /// owner id).
+   /// owner id). For at most 50 ms after a plain lock's release that woke a waiter of another
+   /// process, the key is kept for that waiter, and this is its id (hex digits, ':' and its
+   /// process's tag), not a lease's token.
    std::string token;
    /// Time left before the key or member expires, on the server's clock (-1: no TTL).
    std::chrono::milliseconds ttl{0};

@@ -102,7 +102,7 @@ std::optional<waiter_entry> acquire_engine::registration(attempt& a, std::string
    // Tagged with this process's channel, to which a release that names it publishes. Without a
    // tag (a listener made so) the id ends in ':', which release.lua reads as no tag at all.
    if (a.waiter.empty()) {
-      a.waiter = waiter_id(listener_.tag(), random_token());
+      a.waiter = waiter_id(std::chrono::system_clock::now(), listener_.tag(), random_token());
       listener_.await_handoff(a.waiter);
    }
    bool const before = a.registered;

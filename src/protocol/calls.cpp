@@ -94,13 +94,14 @@ std::shared_ptr<script_call const> release_call(std::string const& prefix, std::
                                                 std::string const& token, bool waiters, bool wakes,
                                                 bool quiet)
 {
-   call_lists l{2, 4};
+   call_lists l{2, 5};
    l.keys.push_back(lock_key(prefix, name));
    l.args.push_back(token);
    l.args.push_back(release_channel(prefix, name));
    if (waiters) {
       l.keys.push_back(waiters_key(prefix, name));
       l.args.emplace_back(handoff_prefix);
+      l.args.push_back(std::to_string(handoff_reserve.count()));
       if (quiet)
          l.args.emplace_back("quiet");
    }

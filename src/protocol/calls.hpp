@@ -16,6 +16,12 @@ namespace locksmith::detail {
 /// fences rising.
 inline constexpr std::chrono::milliseconds fence_linger{60'000};
 
+/// How long a release keeps the key reserved for the waiter that it names (release.lua), so that
+/// no arrival barges in before that waiter's try: its message and its try, each one way, take
+/// well under a millisecond on a healthy network. A waiter slower than this finds the key free
+/// (or taken, as without a reservation); one that is gone holds the name this long.
+inline constexpr std::chrono::milliseconds handoff_reserve{50};
+
 /// A waiter's registration among the name's waiters (acquire.lua), so that a release wakes it
 /// alone: its id (one per lock call, never a try's token), how long the registration may live at
 /// most (the time left of its wait), and whether an earlier try may have registered it.
@@ -61,7 +67,9 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix,
 
 /// DEL of the lock key and a PUBLISH on the release channel, if the token matches. With
 /// `waiters` (the plain lock's), the message names the registered waiter to wake (else it is the
-/// token, which wakes every one), and a waiter's id as the token takes it out of the waiters.
+/// token, which wakes every one), for whom the key stays reserved for handoff_reserve instead of
+/// deleted, and a waiter's id as the token takes it out of the waiters (or releases the key
+/// reserved for it).
 /// `wakes`: another process may wait (this one's contenders did): the request leads with a PING,
 /// so that the waiter's message is written before the reply (script::publishes). `quiet` (with
 /// `waiters`): the releaser tries again by itself (a split vote's loser), so nobody is woken.

@@ -2,6 +2,10 @@
 #ifndef LOCKSMITH_DETAIL_KEYS_HPP
 #define LOCKSMITH_DETAIL_KEYS_HPP
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -49,13 +53,23 @@ inline std::string waiter_channel(std::string_view release_channel, std::string_
    return colon_joined(release_channel, tag);
 }
 
-/// A waiter's id as registered among the waiters: the attempt's own random part, ':' and its
-/// process's tag (no ':' in it). release.lua reads the tag back to find waiter_channel. The random
-/// part comes first: waiters registered against one holder expire together, and ZPOPMIN takes
-/// the least member among equal scores, which must not be always the same process's.
-inline std::string waiter_id(std::string_view tag, std::string_view attempt)
+/// A waiter's id as registered among the waiters: when its lock call first registered (`since`:
+/// µs since 1970 as 14 hex digits, so that ids sort as those times), its own random part, ':' and
+/// its process's tag (no ':' in it). release.lua names the least id among the live ones: the
+/// longest waiting, and the same waiter on every node of a RedLock (registrations against one
+/// holder expire at nearly the same time, in an order that differs from node to node). It reads
+/// the tag back to find waiter_channel.
+inline std::string waiter_id(std::chrono::system_clock::time_point since, std::string_view tag,
+                             std::string_view attempt)
 {
-   return colon_joined(attempt, tag);
+   auto const us = std::chrono::duration_cast<std::chrono::microseconds>(since.time_since_epoch());
+   char order[15];
+   std::snprintf(order, sizeof order, "%014llx",
+                 static_cast<unsigned long long>(std::max<std::int64_t>(0, us.count())));
+   std::string s;
+   s.reserve(14 + attempt.size() + 1 + tag.size());
+   s.append(order, 14).append(attempt).append(":").append(tag);
+   return s;
 }
 
 /// The plain lock's waiting processes, a sorted set of waiter id → expiry (ms, server clock), so

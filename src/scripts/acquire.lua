@@ -8,15 +8,16 @@
 -- ARGV[4]  optional: the token of a lease that a holder of this process hands to its next local
 --          waiter (local_queue::pass); a key that holds it counts as free ("" for none)
 -- ARGV[5]  optional, with KEYS[3]: the id of the waiter that sends this try (one per lock call,
---          never a try's token), so that a release wakes it alone (release.lua)
+--          never a try's token), so that a release wakes it alone (release.lua); a key that
+--          holds it was reserved for this waiter by that release, and counts as free
 -- ARGV[6]  with ARGV[5]: the most its registration may live, ms (the time left of its wait)
 -- ARGV[7]  with ARGV[5]: "1" when it may be registered already (a try after a lost one)
 -- KEYS[3]  with ARGV[5]: the name's waiters, a sorted set of waiter id -> expiry (ms, server clock)
 --
 -- Replies  {1, fence}  the key was free (or handed over) and now holds the token for ttl
 --          {0, PTTL}   another owner holds the key; PTTL -1 when the key has no TTL
---          WRONGTYPE   the lock key holds something other than a string (the GET on the way out
---                      makes it fail, not look held forever)
+--          WRONGTYPE   the lock key holds something other than a string (the GET of a refused
+--                      SET makes it fail, not look held forever)
 --
 -- The fence is the fence key's INCR while that key lives, and the server's time in µs when it
 -- starts anew (INCR answered 1: it was gone): strictly increasing per name on one server. The
@@ -25,9 +26,16 @@
 -- and each acquisition takes the server more than a microsecond, so its clock has passed them
 -- all when it starts again. Two commands (INCR, PEXPIRE) where the clock's way (quorum_acquire)
 -- takes three and four conversions: a quarter of the server's work for a whole lock cycle.
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and
-    redis.call('GET', KEYS[1]) == ARGV[4] and
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])) then
+local held = nil
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  -- (a key of another type fails the GET: WRONGTYPE, not held forever)
+  held = redis.call('GET', KEYS[1])
+  if ARGV[4] and (held == ARGV[4] and ARGV[4] ~= '' or held == ARGV[5]) then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    held = nil
+  end
+end
+if not held then
   if ARGV[7] == '1' then redis.call('ZREM', KEYS[3], ARGV[5]) end
   if ARGV[3] == '0' then return {1, 0} end
   local fence = redis.call('INCR', KEYS[2])
@@ -39,7 +47,6 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return {1, fence}
 end
-redis.call('GET', KEYS[1])
 local pttl = redis.call('PTTL', KEYS[1])
 if ARGV[5] then
   -- Registered until the holder's key is due to expire and a second more (the waiter sleeps at

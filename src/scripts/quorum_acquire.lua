@@ -8,7 +8,8 @@
 -- ARGV[4]  optional: the token of a lease that a holder of this process hands to its next local
 --          waiter (local_queue::pass); a key that holds it counts as free ("" for none)
 -- ARGV[5]  optional, with KEYS[3]: the id of the waiter that sends this try (one per lock call,
---          never a try's token), so that a release wakes it alone (release.lua)
+--          never a try's token), so that a release wakes it alone (release.lua); a key that
+--          holds it was reserved for this waiter by that release, and counts as free
 -- ARGV[6]  with ARGV[5]: the most its registration may live, ms (the time left of its wait)
 -- ARGV[7]  with ARGV[5]: "1" when it may be registered already (a try after a lost one)
 -- KEYS[3]  with ARGV[5]: the name's waiters, a sorted set of waiter id -> expiry (ms, server clock)
@@ -21,9 +22,16 @@
 -- the clock and the highest of any quorum rises with it: counters alone (acquire.lua) would drift
 -- apart on nodes that miss acquisitions, and a later quorum could then answer lower. Lua numbers
 -- are doubles, exact to 2^53, and µs since 1970 stay below that until the year 2255.
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and
-    redis.call('GET', KEYS[1]) == ARGV[4] and
-    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])) then
+local held = nil
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  -- (a key of another type fails the GET: WRONGTYPE, not held forever)
+  held = redis.call('GET', KEYS[1])
+  if ARGV[4] and (held == ARGV[4] and ARGV[4] ~= '' or held == ARGV[5]) then
+    redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+    held = nil
+  end
+end
+if not held then
   if ARGV[7] == '1' then redis.call('ZREM', KEYS[3], ARGV[5]) end
   if ARGV[3] == '0' then return {1, 0} end
   local t = redis.call('TIME')
@@ -33,7 +41,6 @@ if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) or (ARGV[4] and
   redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', ARGV[3])
   return {1, fence}
 end
-redis.call('GET', KEYS[1])
 local pttl = redis.call('PTTL', KEYS[1])
 if ARGV[5] then
   -- Registered until the holder's key is due to expire and a second more (the waiter sleeps at

@@ -3,17 +3,26 @@
 -- KEYS[1]  the lock key
 -- KEYS[2]  optional: the name's waiters, a sorted set of waiter id -> expiry (ms, server clock)
 --          that acquire.lua keeps
--- ARGV[1]  the token, or a waiter id that leaves the waiters (it never holds the key)
+-- ARGV[1]  the token, or a waiter id that leaves the waiters (a key that holds it was reserved
+--          for that waiter, below, and is released as a holder's)
 -- ARGV[2]  the release channel
 -- ARGV[3]  with KEYS[2]: the prefix of a message that names one waiter (detail::handoff_prefix)
--- ARGV[4]  optional, with KEYS[2]: "quiet" when the releaser tries again by itself (a split
+-- ARGV[4]  with KEYS[2]: how long the key stays reserved for the waiter that a release names, ms
+-- ARGV[5]  optional, with KEYS[2]: "quiet" when the releaser tries again by itself (a split
 --          vote's loser, which draws lots): the key is deleted, and nobody is woken or named
 --
 -- Replies  1   the key held the token: deleted, and the release published. With waiters
---              registered, the message is the prefix and the id of the one whose registration
---              ends first, taken out of the set: it alone tries (the others wait for their
+--              registered, the message is the prefix and the least id among those whose
+--              registration has not ended (the one that has waited longest), taken out of the
+--              set: it alone tries (the others wait for their
 --              turn, or for the holder's key to expire, as after a lost message), so a release
---              wakes one process, not every one. A waiter id "ID:TAG" is published on its
+--              wakes one process, not every one. The key is not deleted then: it holds the
+--              named waiter's id for ARGV[4] ms, which that waiter's try takes as free
+--              (acquire.lua) and anyone else's as held, so that an arrival, which may barge
+--              into a free key, cannot take the name from under the waiter that was woken for
+--              it (whose try would then lose: the herd in another form). A named waiter that
+--              is gone holds the name that long, and one that leaves releases it as its
+--              holder (ARGV[1]). A waiter id "ID:TAG" is published on its
 --              process's own channel, the release channel and ":TAG" (detail::waiter_channel),
 --              to which only that process listens: the others are not even woken to read it. An
 --              id without a tag is published on the release channel. With none registered, the
@@ -29,21 +38,44 @@
 -- On a Redis Cluster the build makes its sharded twin, which publishes with SPUBLISH.
 local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
-  redis.call('DEL', KEYS[1])
-  if ARGV[4] == 'quiet' then return 1 end
+  if ARGV[5] == 'quiet' then
+    redis.call('DEL', KEYS[1])
+    return 1
+  end
   local message, channel = ARGV[1], ARGV[2]
-  if KEYS[2] then
-    local w = redis.call('ZPOPMIN', KEYS[2])
-    if w[1] then
-      local t = redis.call('TIME')
-      local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-      while w[1] and tonumber(w[2]) < now do w = redis.call('ZPOPMIN', KEYS[2]) end
-      if w[1] then
-        message = ARGV[3] .. w[1]
-        local tag = string.match(w[1], ':([^:]+)$')
-        if tag then channel = channel .. ':' .. tag end
+  -- The least id among the registrations that have not ended: ids begin with the time the
+  -- waiter first registered (waiter_id), so every node of a RedLock names the same waiter, the
+  -- one that has waited longest. All are popped (ZPOPMIN, which the lock's ACL recipe allows),
+  -- and the live ones but that one put back, the set living as long as the longest of them.
+  local w = nil
+  local all = KEYS[2] and redis.call('ZPOPMIN', KEYS[2], 2147483647) or {}
+  if #all > 0 then
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    for i = 1, #all, 2 do
+      if tonumber(all[i + 1]) >= now and (not w or all[i] < w) then w = all[i] end
+    end
+    local back, longest = {}, now
+    for i = 1, #all, 2 do
+      local ends = tonumber(all[i + 1])
+      if ends >= now and all[i] ~= w then
+        back[#back + 1] = all[i + 1]
+        back[#back + 1] = all[i]
+        longest = math.max(longest, ends)
       end
     end
+    for i = 1, #back, 512 do
+      redis.call('ZADD', KEYS[2], unpack(back, i, math.min(i + 511, #back)))
+    end
+    if #back > 0 then redis.call('PEXPIRE', KEYS[2], math.max(1, longest - now)) end
+  end
+  if w then
+    redis.call('SET', KEYS[1], w, 'PX', ARGV[4])
+    message = ARGV[3] .. w
+    local tag = string.match(w, ':([^:]+)$')
+    if tag then channel = channel .. ':' .. tag end
+  else
+    redis.call('DEL', KEYS[1])
   end
   redis.call('PUBLISH', channel, message)
   return 1

@@ -172,22 +172,26 @@ BOOST_AUTO_TEST_CASE(a_cancelled_waiter_leaves_the_waiters)
 }
 
 // A release names a waiter that is gone (a crashed process's registration, written here by
-// hand): the message wakes nobody, and the waiters still there take the lock when the holder's
-// key would have expired (its PTTL: at most 6 s, renewed meanwhile), long before their wait ends.
+// hand): the message wakes nobody, the key stays reserved for it a moment (handoff_reserve), and
+// the waiters still there take the lock when the holder's key would have expired (its PTTL: at
+// most 6 s, renewed meanwhile), long before their wait ends.
 BOOST_AUTO_TEST_CASE(a_named_waiter_that_is_gone_strands_nobody)
 {
    three_waiters s{*this};
    s.holder_ttl = 6s;  // renewed: the least a 1 s node timeout allows
+   std::string const ghost = "00000000000000ghost";
    run(ioc, 60s, [&]() -> asio::awaitable<void> {
       auto held = co_await s.start(subscribe(30s, 60s));
-      // A registration that ends just before the first of theirs: the release names it.
+      // A live registration whose id sorts before theirs (it registered in 1970): the release
+      // names it.
       srv.text({"EVAL",
                 "local m = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES') "
-                "return redis.call('ZADD', KEYS[1], tonumber(m[2]) - 1, 'ghost')",
-                "1", waiters_key(s.name)});
+                "return redis.call('ZADD', KEYS[1], tonumber(m[2]), ARGV[1])",
+                "1", waiters_key(s.name), ghost});
       BOOST_REQUIRE(srv.text({"ZCARD", waiters_key(s.name)}) == "4");
       auto const released = clock_type::now();
       co_await s.holder.async_unlock(held);
+      BOOST_TEST(srv.text({"ZSCORE", waiters_key(s.name), ghost}) == "(nil)");  // named: popped
       BOOST_REQUIRE(co_await eventually([&] { return !s.done_now().empty(); }, 15s));
       auto* first = s.done_now().front();
       BOOST_TEST_MESSAGE("first grant " << to_ms(*first->out.at - released)

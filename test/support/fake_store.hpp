@@ -175,7 +175,9 @@ private:
       // so every release wakes every waiter, as a release that finds none registered does.
       check((keys.size() == 2 && (args.size() == 3 || args.size() == 4)) ||
             (keys.size() == 3 && args.size() == 7));
-      bool const taken_over = args.size() >= 4 && !args[3].empty() && get(keys[0]) == args[3];
+      // A key that a local holder hands over, or that a release reserved for this waiter.
+      bool const taken_over = (args.size() >= 4 && !args[3].empty() && get(keys[0]) == args[3]) ||
+                              (args.size() == 7 && get(keys[0]) == args[4]);
       if (get(keys[0]) && !taken_over)
          return pair(
             0, ttl(keys[0])
@@ -200,12 +202,12 @@ private:
            std::function<void(std::string const&, std::string const&)> const& publish)
    {
       check((keys.size() == 1 && args.size() == 2) ||
-            (keys.size() == 2 && (args.size() == 3 || args.size() == 4)));
+            (keys.size() == 2 && (args.size() == 4 || args.size() == 5)));
       auto v = get(keys[0]);
       if (v != args[0])
          return number(v ? 0 : -1);
       store_.erase(keys[0]);
-      if (args.size() == 4 && args[3] == "quiet")
+      if (args.size() == 5 && args[4] == "quiet")
          return number(1);
       ++publishes;
       publish(args[1], args[0]);

@@ -7,6 +7,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@ namespace test_keys {
 namespace {
 
 using namespace std::string_view_literals;
+using namespace std::chrono_literals;
 using namespace locksmith::detail;
 
 }  // namespace
@@ -109,6 +111,22 @@ BOOST_AUTO_TEST_CASE(names_with_binary_bytes)
    BOOST_TEST(hash_slot(fence_key("locksmith:", name)) == hash_slot(lock));
    // The bytes after the NUL matter: they are not cut off.
    BOOST_TEST(lock_key("locksmith:", "a\0b"sv) != lock_key("locksmith:", "a\0c"sv));
+}
+
+// A waiter's id begins with when it registered, so that ids sort as those times (release.lua names
+// the least live one on every node), and ends with its process's tag, after the last ':'.
+BOOST_AUTO_TEST_CASE(waiter_ids_sort_by_when_they_registered_and_end_with_the_tag)
+{
+   using std::chrono::microseconds;
+   std::chrono::system_clock::time_point const t{microseconds{1'795'820'761'821'942}};
+   auto const first = waiter_id(t, "tag", "ffff");
+   BOOST_TEST(first == "06614a1a96b2f6ffff:tag");
+   BOOST_TEST((waiter_id(t + microseconds{1}, "tag", "0000") > first));  // later, whatever follows
+   BOOST_TEST((waiter_id(t + microseconds{1}, "tag", "0000") < waiter_id(t + 16s, "a", "0000")));
+   BOOST_TEST(waiter_id(t, "tag", "ffff").ends_with(":tag"));
+   // A clock before 1970 sorts first, and takes no more room.
+   BOOST_TEST(waiter_id(std::chrono::system_clock::time_point{-1s}, "t", "r") ==
+              "00000000000000r:t");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

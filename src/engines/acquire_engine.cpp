@@ -130,7 +130,7 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
 {
    describe(a.r, ctx_.nodes, diag);
    if (a.ec) {
-      give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind);  // the SET may have landed
+      give_up(name, a, a.r, a.t0 + lives(opts, kind), kind);  // the SET may have landed
       leave(name, a);
       return result{a.ec, {}};
    }
@@ -156,14 +156,24 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
    return std::nullopt;
 }
 
-void acquire_engine::give_up(std::string const& name, std::string& token, fanout_result const& r,
+void acquire_engine::give_up(std::string const& name, attempt& a, fanout_result const& r,
                              clock::time_point until, lease_kind const& kind, bool quiet)
 {
+   auto& token = a.token;
    // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
-   if (is_fair(kind))
+   if (is_fair(kind)) {
       release_on(ctx_, name, token, std::vector<bool>(ctx_.nodes.size(), true), until, kind);
-   else
+   } else if (quiet && a.registered && a.wait_until) {
+      // Registered as acquire.lua registers a lost try: until the key it lost to is due to expire
+      // (here: its own, `until`) and a second more, and never past its wait.
+      auto const now = clock::now();
+      auto const life = std::chrono::ceil<milliseconds>(
+         std::min(*a.wait_until - now, until - now + std::chrono::seconds{1}));
+      waiter_entry const rejoin{&a.waiter, life, true};
+      release_where_taken(ctx_, name, token, r, until, kind, quiet, &rejoin);
+   } else {
       release_where_taken(ctx_, name, token, r, until, kind, quiet);
+   }
    listener_.forget_handoff(token);
    token.clear();
 }
@@ -207,7 +217,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       {
          try {
             if (!a.token.empty())
-               e.give_up(name, a.token, fanout_result{}, clock::now() + lives, kind);
+               e.give_up(name, a, fanout_result{}, clock::now() + lives, kind);
             e.leave(name, a);
          } catch (...) {  // out of memory: the entries expire by themselves
          }
@@ -255,11 +265,11 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
       auto const facts = facts_after(a.lost, a.r, next);
       auto const step = next_after(facts);
       if (!kept && (!fair || yes))
-         give_up(name, a.token, a.r, a.t0 + lives(opts, kind), kind, releases_quietly(facts, step));
+         give_up(name, a, a.r, a.t0 + lives(opts, kind), kind, releases_quietly(facts, step));
       auto const waited = co_await wait_to_retry(facts, step, a.r, next);
       if (waited) {
          if (!a.token.empty())
-            give_up(name, a.token, a.r, clock::now() + lives(opts, kind), kind);
+            give_up(name, a, a.r, clock::now() + lives(opts, kind), kind);
          co_return result{waited, {}};
       }
    }

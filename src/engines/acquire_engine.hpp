@@ -127,8 +127,9 @@ private:
 
    // Releases what the try of `token` may hold (a fair waiter's: on every node, where it is
    // queued), so that it never outlives `until`, and forgets the token.
-   // `quiet`: the attempt tries again by itself, so the release wakes nobody (release_call).
-   void give_up(std::string const& name, std::string& token, fanout_result const& r,
+   // `quiet`: the attempt tries again by itself, so the release wakes nobody, and its waiter,
+   // if registered, registers where the try took the key (release_call's `rejoin`).
+   void give_up(std::string const& name, attempt& a, fanout_result const& r,
                 clock::time_point until, lease_kind const& kind, bool quiet = false);
 
    // Sleeps for `d`; with a channel, a release event on it ends the sleep early.

@@ -36,9 +36,9 @@ void complete_unlock(client_context& ctx, asio::any_completion_handler<void(erro
 
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
                          fanout_result const& r, std::chrono::steady_clock::time_point until,
-                         lease_kind const& kind, bool quiet)
+                         lease_kind const& kind, bool quiet, waiter_entry const* rejoin)
 {
-   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind, quiet);
+   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind, quiet, rejoin);
 }
 
 std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
@@ -53,12 +53,12 @@ std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
 
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
                 std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
-                lease_kind const& kind, bool quiet)
+                lease_kind const& kind, bool quiet, waiter_entry const* rejoin)
 {
    auto const targets = nodes_where(ctx, where);
    if (!targets.empty())
       start_fanout(
-         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token, false, quiet),
+         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token, false, quiet, rejoin),
          ctx.cfg.node_timeout, [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 

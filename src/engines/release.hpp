@@ -8,6 +8,7 @@
 #include "engines/client_context.hpp"
 #include "engines/lease_state.hpp"
 #include "engines/local_queue.hpp"
+#include "protocol/calls.hpp"
 #include "protocol/fanout.hpp"
 
 #include <locksmith/report.hpp>
@@ -23,10 +24,12 @@ namespace locksmith::detail {
 /// Sends release to every node that may hold the attempt's key (may_hold_key), after a lost
 /// attempt, a cancelled one, or a won one whose validity ran out. Owned until each node answered
 /// or `until` (when the key expires by itself) has passed. `quiet`: the attempt tries again by
-/// itself (a split vote's loser), so the release wakes nobody (release_call).
+/// itself (a split vote's loser), so the release wakes nobody; `rejoin`: its waiter registers
+/// where the try took the key (release_call).
 void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
                          fanout_result const& r, std::chrono::steady_clock::time_point until,
-                         lease_kind const& kind = {}, bool quiet = false);
+                         lease_kind const& kind = {}, bool quiet = false,
+                         waiter_entry const* rejoin = nullptr);
 
 /// The client's nodes that `where` names (by index).
 std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
@@ -36,7 +39,8 @@ std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
 /// is the lock's kind, the default.)
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
                 std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
-                lease_kind const& kind = {}, bool quiet = false);
+                lease_kind const& kind = {}, bool quiet = false,
+                waiter_entry const* rejoin = nullptr);
 
 /// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
 /// released; else the release's verdict. Sent to every node; owned where the key may be

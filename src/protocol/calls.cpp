@@ -92,9 +92,9 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::s
 
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, bool waiters, bool wakes,
-                                                bool quiet)
+                                                bool quiet, waiter_entry const* rejoin)
 {
-   call_lists l{2, 5};
+   call_lists l{2, 7};
    l.keys.push_back(lock_key(prefix, name));
    l.args.push_back(token);
    l.args.push_back(release_channel(prefix, name));
@@ -104,6 +104,10 @@ std::shared_ptr<script_call const> release_call(std::string const& prefix, std::
       l.args.push_back(std::to_string(handoff_reserve.count()));
       if (quiet)
          l.args.emplace_back("quiet");
+      if (quiet && rejoin) {
+         l.args.push_back(*rejoin->id);
+         l.args.push_back(std::to_string(std::max<long long>(1, rejoin->life.count())));
+      }
    }
    return std::move(l).call(release_script(), wakes && !quiet);
 }

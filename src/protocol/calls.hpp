@@ -72,10 +72,13 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix,
 /// reserved for it).
 /// `wakes`: another process may wait (this one's contenders did): the request leads with a PING,
 /// so that the waiter's message is written before the reply (script::publishes). `quiet` (with
-/// `waiters`): the releaser tries again by itself (a split vote's loser), so nobody is woken.
+/// `waiters`): the releaser tries again by itself (a split vote's loser), so nobody is woken;
+/// with `rejoin`, the waiter that sent the try registers where its try took the key, as on the
+/// nodes where it lost (for `rejoin->life`), so that every node names the same waiter.
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, bool waiters = true,
-                                                bool wakes = false, bool quiet = false);
+                                                bool wakes = false, bool quiet = false,
+                                                waiter_entry const* rejoin = nullptr);
 
 }  // namespace locksmith::detail
 

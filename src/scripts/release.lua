@@ -10,6 +10,10 @@
 -- ARGV[4]  with KEYS[2]: how long the key stays reserved for the waiter that a release names, ms
 -- ARGV[5]  optional, with KEYS[2]: "quiet" when the releaser tries again by itself (a split
 --          vote's loser, which draws lots): the key is deleted, and nobody is woken or named
+-- ARGV[6]  optional, with "quiet": the id of the waiter whose try took the key, which registers
+--          among the waiters (as acquire.lua registers a try that loses): else it is missing
+--          here alone, and a release here would name another waiter than the other nodes do
+-- ARGV[7]  with ARGV[6]: the most its registration may live, ms
 --
 -- Replies  1   the key held the token: deleted, and the release published. With waiters
 --              registered, the message is the prefix and the least id among those whose
@@ -40,6 +44,13 @@ local v = redis.call('GET', KEYS[1])
 if v == ARGV[1] then
   if ARGV[5] == 'quiet' then
     redis.call('DEL', KEYS[1])
+    if ARGV[6] then
+      local life = tonumber(ARGV[7])
+      local t = redis.call('TIME')
+      redis.call('ZADD', KEYS[2],
+                 tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + life, ARGV[6])
+      if redis.call('PTTL', KEYS[2]) < life then redis.call('PEXPIRE', KEYS[2], life) end
+    end
     return 1
   end
   local message, channel = ARGV[1], ARGV[2]

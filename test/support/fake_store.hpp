@@ -202,12 +202,12 @@ private:
            std::function<void(std::string const&, std::string const&)> const& publish)
    {
       check((keys.size() == 1 && args.size() == 2) ||
-            (keys.size() == 2 && (args.size() == 4 || args.size() == 5)));
+            (keys.size() == 2 && (args.size() == 4 || args.size() == 5 || args.size() == 7)));
       auto v = get(keys[0]);
       if (v != args[0])
          return number(v ? 0 : -1);
       store_.erase(keys[0]);
-      if (args.size() == 5 && args[4] == "quiet")
+      if (args.size() >= 5 && args[4] == "quiet")  // (a waiter it registers is not kept)
          return number(1);
       ++publishes;
       publish(args[1], args[0]);

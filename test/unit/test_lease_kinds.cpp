@@ -79,6 +79,16 @@ BOOST_AUTO_TEST_CASE(the_lock_kind_uses_the_locks_scripts)
    auto const quiet = release_call(lock, "p:", "n", "t", true, true);
    BOOST_TEST(quiet->args.back() == "quiet");
    BOOST_TEST(!quiet->leads);
+   // With the waiter that sent the lost try: it registers where that try took the key.
+   std::string const id = "w";
+   waiter_entry const rejoin{&id, 1500ms, true};
+   auto const rejoins = release_call(lock, "p:", "n", "t", true, true, &rejoin)->args;
+   BOOST_TEST(rejoins.size() == 7u);
+   BOOST_TEST(rejoins[4] == "quiet");
+   BOOST_TEST(rejoins[5] == "w");
+   BOOST_TEST(rejoins[6] == "1500");
+   // Only a quiet release carries it.
+   BOOST_TEST(release_call(lock, "p:", "n", "t", true, false, &rejoin)->args.size() == 4u);
    // A waiter that a release names has the key reserved for handoff_reserve.
    auto const named = release_call(lock, "p:", "n", "t", true)->args;
    BOOST_TEST(named.size() == 4u);

@@ -57,8 +57,9 @@ inline std::string waiter_channel(std::string_view release_channel, std::string_
 /// µs since 1970 as 14 hex digits, so that ids sort as those times), its own random part, ':' and
 /// its process's tag (no ':' in it). release.lua names the least id among the live ones: the
 /// longest waiting, and the same waiter on every node of a RedLock (registrations against one
-/// holder expire at nearly the same time, in an order that differs from node to node). It reads
-/// the tag back to find waiter_channel.
+/// holder expire at nearly the same time, in an order that differs from node to node). Only the
+/// order depends on the clients' clocks (docs/design.md, "One process woken per release"). It
+/// reads the tag back to find waiter_channel.
 inline std::string waiter_id(std::chrono::system_clock::time_point since, std::string_view tag,
                              std::string_view attempt)
 {

@@ -205,20 +205,20 @@ asio::awaitable<void> quorum_worker(process_ctx& c, client& cli, worker& w)
 asio::awaitable<void> watch_stop(process_ctx& c, std::vector<worker>& workers)
 {
    std::optional<double> cpu_start;
-   std::pair<std::int64_t, std::int64_t> tries_start{};
+   process_ctx::try_counts start{};
    while (!stopping(c)) {
       if (!cpu_start && measuring(c)) {
          cpu_start = cpu_ms_now();
          if (c.count_tries)
-            tries_start = c.count_tries();
+            start = c.count_tries();
       }
       co_await sleep_for(stop_poll);
    }
    c.result.cpu_ms = cpu_start ? cpu_ms_now() - *cpu_start : 0;
    if (c.count_tries && cpu_start) {
-      auto const [tries, retries_lost] = c.count_tries();
-      c.result.tries = tries - tries_start.first;
-      c.result.retries_lost = retries_lost - tries_start.second;
+      auto const end = c.count_tries();
+      c.result.tries = end.tries - start.tries;
+      c.result.retries_lost = end.retries_lost - start.retries_lost;
    }
    for (auto& w : workers)
       if (w.locking)
@@ -240,11 +240,12 @@ asio::awaitable<void> run_lock_workers(process_ctx& c, std::vector<worker>& work
    // Each try asks every node, and the first node counts every vote.
    c.count_tries = [&cli] {
       auto const m = cli.metrics();
-      auto const lost = static_cast<std::int64_t>(m.retries_lost);
-      if (m.votes.empty())
-         return std::pair{std::int64_t{0}, lost};
-      auto const& v = m.votes.front();
-      return std::pair{static_cast<std::int64_t>(v.yes + v.no + v.failed + v.none), lost};
+      process_ctx::try_counts n{.retries_lost = static_cast<std::int64_t>(m.retries_lost)};
+      if (!m.votes.empty()) {
+         auto const& v = m.votes.front();
+         n.tries = static_cast<std::int64_t>(v.yes + v.no + v.failed + v.none);
+      }
+      return n;
    };
    co_await run_workers(c, workers, [&](worker& w) {
       return c.spec.sc == scenario::quorum ? quorum_worker(c, cli, w) : lock_worker(c, cli, w);

@@ -14,7 +14,6 @@
 #include <functional>
 #include <random>
 #include <string>
-#include <utility>
 
 namespace locksmith::bench {
 
@@ -30,9 +29,12 @@ struct process_ctx {
    boost::asio::io_context& io;
    process_result result;
    std::mt19937_64 random{std::random_device{}()};
-   // The library's acquire tries so far, and those after a lock call's first that lost (a
-   // client's metrics), when its workers run.
-   std::function<std::pair<std::int64_t, std::int64_t>()> count_tries{};
+   // The library's acquire tries so far (a client's metrics), when its workers run.
+   struct try_counts {
+      std::int64_t tries = 0;
+      std::int64_t retries_lost = 0;  // of them, after a lock call's first, that lost
+   };
+   std::function<try_counts()> count_tries{};
 };
 
 /// One worker: its global index (its slot in the shared block) and its lock name.

@@ -163,16 +163,19 @@ void acquire_engine::give_up(std::string const& name, attempt& a, fanout_result 
    // A fair waiter's token is queued on every node, and any may hand it the key meanwhile.
    if (is_fair(kind)) {
       release_on(ctx_, name, token, std::vector<bool>(ctx_.nodes.size(), true), until, kind);
-   } else if (quiet && a.registered && a.wait_until) {
-      // Registered as acquire.lua registers a lost try: until the key it lost to is due to expire
-      // (here: its own, `until`) and a second more, and never past its wait.
-      auto const now = clock::now();
-      auto const life = std::chrono::ceil<milliseconds>(
-         std::min(*a.wait_until - now, until - now + std::chrono::seconds{1}));
-      waiter_entry const rejoin{&a.waiter, life, true};
-      release_where_taken(ctx_, name, token, r, until, kind, quiet, &rejoin);
    } else {
-      release_where_taken(ctx_, name, token, r, until, kind, quiet);
+      // A registered waiter registers where its try took the key, as acquire.lua registers a
+      // lost try: until the key it lost to is due to expire (here: its own, `until`) and a second
+      // more, and never past its wait.
+      std::optional<waiter_entry> rejoin;
+      if (quiet && a.registered && a.wait_until) {
+         auto const now = clock::now();
+         rejoin = waiter_entry{&a.waiter,
+                               std::chrono::ceil<milliseconds>(std::min(
+                                  *a.wait_until - now, until - now + std::chrono::seconds{1})),
+                               true};
+      }
+      release_where_taken(ctx_, name, token, r, until, kind, quiet, rejoin ? &*rejoin : nullptr);
    }
    listener_.forget_handoff(token);
    token.clear();

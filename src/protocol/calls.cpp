@@ -102,11 +102,12 @@ std::shared_ptr<script_call const> release_call(std::string const& prefix, std::
       l.keys.push_back(waiters_key(prefix, name));
       l.args.emplace_back(handoff_prefix);
       l.args.push_back(std::to_string(handoff_reserve.count()));
-      if (quiet)
+      if (quiet) {
          l.args.emplace_back("quiet");
-      if (quiet && rejoin) {
-         l.args.push_back(*rejoin->id);
-         l.args.push_back(std::to_string(std::max<long long>(1, rejoin->life.count())));
+         if (rejoin) {
+            l.args.push_back(*rejoin->id);
+            l.args.push_back(std::to_string(std::max<long long>(1, rejoin->life.count())));
+         }
       }
    }
    return std::move(l).call(release_script(), wakes && !quiet);

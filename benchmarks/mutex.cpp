@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -32,12 +34,40 @@ long highest(contention_tally const& t)
    return t.per_client.empty() ? 0 : *std::max_element(t.per_client.begin(), t.per_client.end());
 }
 
+double per_cycle(contention_tally const& t, std::uint64_t n)
+{
+   return t.cycles > 0 ? static_cast<double>(n) / static_cast<double>(t.cycles) : 0;
+}
+
 // CPU per cycle, in µs: of this process (the clients, which run here) and of the servers summed.
 // On a saturated machine the rate is the inverse of their sum.
 struct cycle_cost {
    double client_us = 0;
    std::optional<double> server_us;
+   // The servers' commands per cycle (INFO commandstats, without INFO), those that scripts ran
+   // included, and the requests among them (a script call is one): none if a node cannot be
+   // asked.
+   std::optional<double> commands;
+   std::optional<double> requests;
 };
+
+// Fills the cost's commands and requests from INFO commandstats taken before and after a run.
+void count_commands(cycle_cost& cost, double cycles,
+                    std::optional<std::map<std::string, std::int64_t>> const& before,
+                    std::optional<std::map<std::string, std::int64_t>> const& after)
+{
+   if (!before || !after)
+      return;
+   auto const info = [](auto const& m) {
+      auto const it = m.find("info");
+      return it == m.end() ? std::int64_t{0} : it->second;
+   };
+   auto const all =
+      sum_calls(*after, false) - sum_calls(*before, false) - info(*after) + info(*before);
+   auto const in_scripts = sum_calls(*after, true) - sum_calls(*before, true);
+   cost.commands = static_cast<double>(all) / cycles;
+   cost.requests = static_cast<double>(all - in_scripts) / cycles;
+}
 
 std::string row(int nodes, contention_shape const& s, contention_tally const& t,
                 cycle_cost const& cost, bool json)
@@ -52,16 +82,23 @@ std::string row(int nodes, contention_shape const& s, contention_tally const& t,
          << R"(,"cycles_per_s":)" << number(t.per_second()) << R"(,"overlaps":)" << t.overlaps
          << R"(,"fence_inversions":)" << t.inversions << R"(,"errors":)" << t.errors
          << R"(,"per_client_min":)" << lowest(t) << R"(,"per_client_max":)" << highest(t)
-         << R"(,"client_cpu_us_per_cycle":)" << number(cost.client_us)
+         << R"(,"tries_per_cycle":)" << number(per_cycle(t, t.tries))
+         << R"(,"retries_lost_per_cycle":)" << number(per_cycle(t, t.retries_lost))
+         << R"(,"commands_per_cycle":)" << json_number(cost.commands) << R"(,"requests_per_cycle":)"
+         << json_number(cost.requests) << R"(,"client_cpu_us_per_cycle":)" << number(cost.client_us)
          << R"(,"server_cpu_us_per_cycle":)" << json_number(cost.server_us) << "}\n";
    } else {
-      char line[260];
+      char line[360];
       std::snprintf(line, sizeof line,
                     "mutex  nodes=%d  %-12s  %8ld cycles  %9.0f/s  per client %ld..%ld  overlaps "
-                    "%ld  inversions %ld  errors %ld  cpu/cycle client %.0f us, servers %s us\n",
+                    "%ld  inversions %ld  errors %ld  tries/cycle %.2f  relost/cycle %.2f  "
+                    "cmd/cycle %s  req/cycle %s  cpu/cycle client %.0f us, servers %s us\n",
                     nodes, (std::string{strategy} + (s.fence ? "" : "-nf")).c_str(), t.cycles,
                     t.per_second(), lowest(t), highest(t), t.overlaps, t.inversions, t.errors,
-                    cost.client_us, cost.server_us ? number(*cost.server_us).c_str() : "-");
+                    per_cycle(t, t.tries), per_cycle(t, t.retries_lost),
+                    cost.commands ? number(*cost.commands).c_str() : "-",
+                    cost.requests ? number(*cost.requests).c_str() : "-", cost.client_us,
+                    cost.server_us ? number(*cost.server_us).c_str() : "-");
       os << line;
    }
    return os.str();
@@ -98,14 +135,17 @@ bool run_mutex(mutex_plan const& plan)
                             .spin = spin,
                             .fence = plan.fence,
                             .node_timeout = std::chrono::milliseconds{50}};
+         auto const calls0 = command_calls(urls);
          auto const client0 = cpu_ms_now();
          auto const server0 = servers_cpu();
          auto const t = test::run_contention(urls, s);
          auto const server1 = servers_cpu();
          auto const cycles = static_cast<double>(std::max(t.cycles, 1L));
-         cycle_cost cost{.client_us = (cpu_ms_now() - client0) * 1e3 / cycles, .server_us = {}};
+         cycle_cost cost;
+         cost.client_us = (cpu_ms_now() - client0) * 1e3 / cycles;
          if (server0 && server1)
             cost.server_us = (*server1 - *server0) * 1e3 / cycles;
+         count_commands(cost, cycles, calls0, command_calls(urls));
          rate[spin] = t.per_second();
          std::cout << row(n, s, t, cost, plan.json) << std::flush;
          if (t.overlaps || t.inversions || t.errors) {

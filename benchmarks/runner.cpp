@@ -125,15 +125,6 @@ void wait_started(shared_block const& shm, int processes)
       std::this_thread::sleep_for(1ms);
 }
 
-std::int64_t sum_calls(std::map<std::string, std::int64_t> const& calls, bool scripts_only)
-{
-   std::int64_t n = 0;
-   for (auto const& [name, c] : calls)
-      if (!scripts_only || test::run_by_scripts(name))
-         n += c;
-   return n;
-}
-
 // Fills commands and requests from the INFO commandstats taken before and after the measure.
 void count_commands(run_result& out,
                     std::optional<std::map<std::string, std::int64_t>> const& before,

@@ -72,6 +72,15 @@ command_calls(std::vector<std::string> const& urls)
    return calls;
 }
 
+std::int64_t sum_calls(std::map<std::string, std::int64_t> const& calls, bool scripts_only)
+{
+   std::int64_t n = 0;
+   for (auto const& [name, c] : calls)
+      if (!scripts_only || test::run_by_scripts(name))
+         n += c;
+   return n;
+}
+
 std::optional<double> process_cpu_ms(pid_t pid)
 {
    std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};

@@ -63,6 +63,10 @@ command_stats(std::vector<std::string> const& urls);
 std::optional<std::map<std::string, std::int64_t>>
 command_calls(std::vector<std::string> const& urls);
 
+/// The calls summed: all of them, or (`scripts_only`) those of the commands that the library runs
+/// inside its scripts (test::run_by_scripts).
+std::int64_t sum_calls(std::map<std::string, std::int64_t> const& calls, bool scripts_only);
+
 /// User plus system CPU time of a process, in milliseconds, from /proc/PID/stat.
 std::optional<double> process_cpu_ms(pid_t pid);
 

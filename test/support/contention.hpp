@@ -49,6 +49,11 @@ struct contention_tally {
    long errors = 0;
    std::map<std::string, long> kinds;  // errors by operation and message
    std::vector<long> per_client;       // cycles of each client: how evenly the lock was shared
+   // From the clients' metrics (metrics_snapshot): tries sent to the servers (the first node's
+   // acquire votes; a lease passed within a client sends none), and of them those after a lock
+   // call's first that lost (retries_lost).
+   std::uint64_t tries = 0;
+   std::uint64_t retries_lost = 0;
    std::chrono::steady_clock::duration took{};
 
    double per_second() const
@@ -149,6 +154,12 @@ inline contention_tally run_contention(std::vector<std::string> const& nodes, co
    auto const t0 = std::chrono::steady_clock::now();
    while (st.running > 0 && ioc.run_one() > 0) {}
    st.t.took = std::chrono::steady_clock::now() - t0;
+   for (auto const& c : clients) {
+      auto const m = c->metrics();
+      st.t.retries_lost += m.retries_lost;
+      if (!m.votes.empty())
+         st.t.tries += m.votes[0].yes + m.votes[0].no + m.votes[0].failed + m.votes[0].none;
+   }
    return st.t;
 }
 

@@ -17,6 +17,9 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
+#include <utility>
+
 namespace locksmith::detail {
 namespace asio = boost::asio;
 using std::chrono::microseconds;
@@ -61,6 +64,30 @@ milliseconds lives(lock_options const& opts, lease_kind const& kind)
 
 }  // namespace
 
+void acquire_engine::owed_leave::on_late(std::size_t node, vote v)
+{
+   if (v == vote::yes)
+      return;
+   if (leave_)
+      leave_(node);
+   else
+      before_.push_back(node);
+}
+
+void acquire_engine::owed_leave::arm(std::function<void(std::size_t)> leave)
+{
+   leave_ = std::move(leave);
+   for (auto const node : std::exchange(before_, {}))
+      leave_(node);
+}
+
+late_vote_handler acquire_engine::late_votes(attempt const& a)
+{
+   if (!a.owed)
+      return {};
+   return [owed = a.owed](std::size_t node, vote v) { owed->on_late(node, v); };
+}
+
 std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string const& name,
                                                          std::string const& channel,
                                                          lock_options const& opts,
@@ -79,6 +106,7 @@ std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string
    a.seen = listener_.events(channel);
    a.t0 = clock::now();
    auto const entry = registration(a, channel, opts, kind);
+   a.owed = entry ? std::make_shared<owed_leave>() : nullptr;
    // Without a fence, the plain SET NX; a handover or a registration needs the script, which
    // then mints no fence.
    if (!opts.fence && kind.what == lease_kind::of::lock && !handed && !entry)
@@ -111,15 +139,20 @@ std::optional<waiter_entry> acquire_engine::registration(attempt& a, std::string
    return waiter_entry{&a.waiter, life, before};
 }
 
-void acquire_engine::leave(std::string const& name, attempt& a)
+acquire_engine::clock::time_point acquire_engine::leave_deadline() const
+{
+   return clock::now() + ctx_.cfg.node_timeout + leave_for;
+}
+
+void acquire_engine::leave(std::string const& name, attempt& a, std::vector<bool> const* where)
 {
    if (a.waiter.empty())
       return;
    listener_.forget_handoff(a.waiter);
    // The release script takes a waiter's id out of the waiters (it never holds the key).
    if (a.registered)
-      release_on(ctx_, name, a.waiter, std::vector<bool>(ctx_.nodes.size(), true),
-                 clock::now() + ctx_.cfg.node_timeout + leave_for);
+      release_on(ctx_, name, a.waiter, where ? *where : std::vector<bool>(ctx_.nodes.size(), true),
+                 leave_deadline());
    a.waiter.clear();
    a.registered = false;
 }
@@ -140,9 +173,21 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
       auto const drift = opts.drift.value_or(default_drift(opts.ttl));
       if (auto until = valid_until(a.t0, clock::now(), opts.ttl, drift)) {
          listener_.forget_handoff(a.token);
-         // The winning try took the waiter out where it won; elsewhere it leaves.
-         a.registered = !a.waiter.empty() && a.r.count(vote::yes) < ctx_.nodes.size();
-         leave(name, a);
+         // The winning try took the waiter out where it won (acquire.lua; where it was never
+         // registered, it did not need to): it leaves where the try lost or failed, and where
+         // it had not answered yet, once it has (owed_leave).
+         std::vector<bool> lost_there(ctx_.nodes.size(), false);
+         bool unanswered = false;
+         for (std::size_t i = 0; i < lost_there.size() && i < a.r.nodes.size(); ++i) {
+            lost_there[i] = a.r.nodes[i].v == vote::no || a.r.nodes[i].v == vote::failed;
+            unanswered = unanswered || a.r.nodes[i].v == vote::pending;
+         }
+         if (a.owed && unanswered && !a.waiter.empty())
+            a.owed->arm(release_later(ctx_, name, a.waiter, leave_deadline()));
+         a.owed.reset();
+         a.registered = a.registered && !a.waiter.empty() &&
+                        std::find(lost_there.begin(), lost_there.end(), true) != lost_there.end();
+         leave(name, a, &lost_there);
          // A fair waiter's token was queued on every node, and any may have handed it the key.
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());
@@ -237,8 +282,8 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
             co_return result{asio::error::operation_aborted, {}};  // `leaving` gives the token up
          }
          auto const call = begin(a, name, channel, opts, kind, handed);
-         auto [ec, r] =
-            co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout, use_tuple);
+         auto [ec, r] = co_await async_fanout(ctx_.ex, ctx_.nodes, call, ctx_.cfg.node_timeout,
+                                              use_tuple, std::nullopt, late_votes(a));
          a.ec = ec;
          a.r = std::move(r);
          // A node that said yes holds the new token, one that said no holds another owner's:

@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -52,6 +53,20 @@ public:
 
    /// One try: its token, what it was sent at, and how the nodes answered; and the waiter that
    /// sends it, whose registration on the servers lets a release wake it alone (begin).
+   /// Where a try that registered its waiter had not answered when the try was decided: once it
+   /// has won (arm), the waiter leaves each such node that then says no (the script registered
+   /// it there) or fails, as it leaves at once where the try lost. Where such a node says yes,
+   /// the key is the lease's, and the script took the waiter out (or it was never in).
+   class owed_leave {
+   public:
+      void on_late(std::size_t node, vote v);
+      void arm(std::function<void(std::size_t)> leave);
+
+   private:
+      std::function<void(std::size_t)> leave_;
+      std::vector<std::size_t> before_;  // said no or failed before the try was judged a win
+   };
+
    struct attempt {
       std::string token;       // kept across tries by a fair waiter only
       std::uint64_t seen = 0;  // the name's release events when it went out
@@ -63,7 +78,12 @@ public:
       std::optional<clock::time_point> wait_until;
       std::string waiter;       // its id among the name's waiters, once a try registered it
       bool registered = false;  // a try sent since may have registered it
+      std::shared_ptr<owed_leave> owed;  // the last try's, if it registered the waiter (begin)
    };
+
+   /// What the fan-out of `a`'s last try (begin) is to tell of the votes that come after it was
+   /// decided: nothing unless that try registered the waiter.
+   static late_vote_handler late_votes(attempt const& a);
 
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only
@@ -93,10 +113,13 @@ public:
                                report* diag, lease_kind const& kind);
 
    /// A waiter that gives up takes its registration out of the name's waiters, in the
-   /// background (else a release could name it, and wake nobody).
-   void leave(std::string const& name, attempt& a);
+   /// background (else a release could name it, and wake nobody): on the nodes that `where`
+   /// marks, all when it is null.
+   void leave(std::string const& name, attempt& a, std::vector<bool> const* where = nullptr);
 
 private:
+   // Until when a leave is owned (release_on): a node timeout and leave_for from now.
+   clock::time_point leave_deadline() const;
    // After an attempt lost for `lost`: decides (next_after) and waits for the next try.
    // Success: try again; else the error to complete with.
    struct retry_context {

@@ -159,16 +159,19 @@ void acquisition::lock(std::string name, lock_options opts, bool try_only, repor
       op->callers = slot;
    }
    auto to_fanout = op->to_fanout.slot();
+   auto late = acquire_engine::late_votes(op->a);
    // `self` holds the owner, and with it this engine, until the try is back.
    start_fanout(ctx_.ex, ctx_.nodes, std::move(call), ctx_.cfg.node_timeout,
                 fanout_handler{asio::bind_cancellation_slot(
-                   to_fanout, [self = owner_.shared_from_this(), this,
-                               op = std::move(op)](error_code ec, fanout_result r) mutable {
+                   to_fanout,
+                   [self = owner_.shared_from_this(), this,
+                    op = std::move(op)](error_code ec, fanout_result r) mutable {
                       // Cancelled: what the try took is released, as for a failed one.
                       op->a.ec = op->cancelled ? asio::error::operation_aborted : ec;
                       op->a.r = std::move(r);
                       after_first_try(std::move(op));
-                   })});
+                   })},
+                std::nullopt, std::move(late));
 }
 
 void acquisition::after_first_try(std::unique_ptr<first_try> op)

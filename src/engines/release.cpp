@@ -62,6 +62,21 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
          ctx.cfg.node_timeout, [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
 }
 
+std::function<void(std::size_t)> release_later(client_context const& ctx, std::string const& name,
+                                               std::string const& token,
+                                               std::chrono::steady_clock::time_point until)
+{
+   return [ex = ctx.ex, nodes = ctx.nodes,
+           call = release_call(lease_kind{}, ctx.cfg.prefix, name, token),
+           timeout = ctx.cfg.node_timeout, work = ctx.work, until](std::size_t i) {
+      if (work->closed() || i >= nodes.size())
+         return;
+      start_fanout(
+         ex, {nodes[i]}, call, timeout, [](error_code, fanout_result) {},
+         persistence{until, work, {}});
+   };
+}
+
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
                    asio::any_completion_handler<void(error_code)> h,
                    std::shared_ptr<void const> keep_alive)

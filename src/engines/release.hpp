@@ -16,6 +16,7 @@
 #include <boost/asio/any_completion_handler.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,13 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
                 std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
                 lease_kind const& kind = {}, bool quiet = false,
                 waiter_entry const* rejoin = nullptr);
+
+/// A plain release of `token` (release_call) to send later, to one node at a time, by the node's
+/// index: owned as release_on's until `until`. It keeps what it needs of the client, not ctx
+/// itself, which it may outlive, and sends nothing once the client's work is closed (stop()).
+std::function<void(std::size_t)> release_later(client_context const& ctx, std::string const& name,
+                                               std::string const& token,
+                                               std::chrono::steady_clock::time_point until);
 
 /// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
 /// released; else the release's verdict. Sent to every node; owned where the key may be

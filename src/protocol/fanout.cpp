@@ -79,9 +79,10 @@ void sit_out_quarantine(node_result& r, node& from)
 }
 
 struct fanout_op : std::enable_shared_from_this<fanout_op> {
-   fanout_op(std::size_t n, std::size_t quorum, fanout_handler h)
+   fanout_op(std::size_t n, std::size_t quorum, fanout_handler h, late_vote_handler l)
        : votes{n, quorum}
        , handler{std::move(h)}
+       , late_votes{std::move(l)}
    {
       result.nodes.resize(n);
       result.quorum = votes.quorum();
@@ -100,8 +101,11 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       // nothing more it answers can be trusted until it is a new connection.
       if (r.malformed)
          from.reconnect();
-      if (!handler)
+      if (!handler) {
+         if (late_votes)
+            late_votes(i, r.v);
          return;
+      }
       if (votes.record(r.v == vote::yes) != outcome::pending)
          complete({}, votes.state());
    }
@@ -121,6 +125,7 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
 
    vote_counter votes;
    fanout_handler handler;
+   late_vote_handler late_votes;
    fanout_result result;
 };
 
@@ -191,9 +196,10 @@ struct node_call : std::enable_shared_from_this<node_call> {
 
 void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<node>> const& nodes,
                   std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                  fanout_handler handler, std::optional<persistence> keep)
+                  fanout_handler handler, std::optional<persistence> keep, late_vote_handler late)
 {
-   auto op = std::make_shared<fanout_op>(nodes.size(), call->quorum, std::move(handler));
+   auto op =
+      std::make_shared<fanout_op>(nodes.size(), call->quorum, std::move(handler), std::move(late));
    auto slot = asio::get_associated_cancellation_slot(op->handler);
    if (slot.is_connected()) {
       slot.assign([weak = std::weak_ptr<fanout_op>(op), io](asio::cancellation_type_t) {

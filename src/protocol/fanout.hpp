@@ -15,6 +15,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -52,6 +53,10 @@ struct fanout_result {
 
 using fanout_handler = boost::asio::any_completion_handler<void(error_code, fanout_result)>;
 
+/// Told of each node's reply that comes once the fan-out was decided (or cancelled): the node's
+/// index and its vote. Runs on `io`, from the reply's call.
+using late_vote_handler = std::function<void(std::size_t, vote)>;
+
 /// Sends the call to every node at once, each with its own timeout, and completes as soon as the
 /// quorum is won or can no longer be won, with the results known then. Calls still in flight go
 /// on and are ignored; the caller releases what they may have taken (later commands on a
@@ -65,26 +70,30 @@ using fanout_handler = boost::asio::any_completion_handler<void(error_code, fano
 ///
 /// `handler` runs on `io`, from a reply's or a cancellation's call, never inside this one: it is
 /// called there at once, so it must not need an executor of its own other than `io`'s (the
-/// engines' coroutines and callbacks, all on the client's executor).
+/// engines' coroutines and callbacks, all on the client's executor). `late`, if any, is told of
+/// the votes that come after.
 ///
 /// Cancellation (any type): completes with operation_aborted, posted on `io`.
 void start_fanout(boost::asio::any_io_executor const& io,
                   std::vector<std::shared_ptr<node>> const& nodes,
                   std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                  fanout_handler handler, std::optional<persistence> keep = std::nullopt);
+                  fanout_handler handler, std::optional<persistence> keep = std::nullopt,
+                  late_vote_handler late = {});
 
 template <class CompletionToken>
 auto async_fanout(boost::asio::any_io_executor const& io,
                   std::vector<std::shared_ptr<node>> const& nodes,
                   std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
-                  CompletionToken&& token, std::optional<persistence> keep = std::nullopt)
+                  CompletionToken&& token, std::optional<persistence> keep = std::nullopt,
+                  late_vote_handler late = {})
 {
    return boost::asio::async_initiate<CompletionToken, void(error_code, fanout_result)>(
       [&io, &nodes, timeout](auto handler, std::shared_ptr<script_call const> c,
-                             std::optional<persistence> k) {
-         start_fanout(io, nodes, std::move(c), timeout, std::move(handler), std::move(k));
+                             std::optional<persistence> k, late_vote_handler l) {
+         start_fanout(io, nodes, std::move(c), timeout, std::move(handler), std::move(k),
+                      std::move(l));
       },
-      token, std::move(call), std::move(keep));
+      token, std::move(call), std::move(keep), std::move(late));
 }
 
 }  // namespace locksmith::detail

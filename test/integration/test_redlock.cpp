@@ -3,6 +3,7 @@
 // flushed scripts and several processes are in test_redlock_recovery.cpp.
 #include "support/integration.hpp"
 #include "support/redlock_fixture.hpp"
+#include "support/subscribe_fixture.hpp"
 
 #include "sansio/keys.hpp"
 
@@ -237,6 +238,56 @@ BOOST_AUTO_TEST_CASE(a_loser_to_a_quorum_of_others_frees_its_keys_without_waking
       BOOST_TEST(srv(i).text({"ZSCORE", waiters, "elsewhere:tag"}) == "99999999999999",
                  "node " << i << ": the waiter was named");
    }
+}
+
+// A waiter that wins takes its registration out of the name's waiters on every node: where its
+// winning try took the key the script did, where that try lost the waiter leaves at once, and
+// where the try had not answered when it won, the waiter leaves once it has (if it lost or failed
+// there). Else a later release on that node would name a waiter that is gone, and keep the name
+// from the live ones for the reservation's time. Node 4 holds another owner's key and is frozen
+// while the holder releases, so that the waiter wins on nodes 0-3 with node 4 unanswered.
+BOOST_AUTO_TEST_CASE(a_winner_leaves_the_waiters_also_where_its_try_answered_late)
+{
+   auto const key = lock_key(name);
+   auto const waiters = locksmith::detail::waiters_key("locksmith:", name);
+   srv(4).text({"SET", key, "owner-b", "PX", "60000"});
+   locksmith::client holder{ioc.get_executor(), cfg()};
+   locksmith::client other{ioc.get_executor(), cfg()};
+   locksmith::test::outcome out;
+   locksmith::test::event done{ioc};
+   locksmith::test::task_group tasks{ioc};
+   // (Braced lists outside the coroutine: inside, they trip GCC 12.)
+   auto const waiters_on = [&](std::size_t i) { return srv(i).text({"ZCARD", waiters}); };
+   auto const holder_on_4 = [&] { return srv(4).text({"GET", key}); };
+   // Every node has `count` waiters registered.
+   auto const registered = [&](int count) {
+      for (std::size_t i = 0; i < node_count; ++i)
+         if (waiters_on(i) != std::to_string(count))
+            return false;
+      return true;
+   };
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto held = co_await holder.async_lock(name, {.ttl = 30s});
+      BOOST_REQUIRE(held.held());
+      tasks.spawn(
+         locksmith::test::wait_for_lock(other, name, {.ttl = 30s, .wait = 20s}, out, done));
+      bool const waiting = co_await eventually([&] { return registered(1); });
+      BOOST_REQUIRE(waiting);  // registered on all five nodes
+      pause(4);
+      auto [uec] = co_await holder.async_unlock(held, tuple);
+      BOOST_TEST(!uec, uec.message());
+      bool const handed = co_await done.wait(10s);
+      BOOST_REQUIRE(handed);
+      BOOST_TEST(!out.ec, out.ec.message());
+      resume(4);
+      BOOST_TEST(co_await eventually([&] { return registered(0); }, 5s),
+                 "the winner is still registered: node 4 has " << waiters_on(4) << " waiters");
+      BOOST_TEST(holder_on_4() == "owner-b");
+      if (out.held.held()) {
+         auto [ec] = co_await other.async_unlock(out.held, tuple);
+         BOOST_TEST(!ec, ec.message());
+      }
+   }());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -92,12 +92,10 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    // Owned until every node answered, or the key has expired by itself.
    persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold};
    // The handed lease's token, where this one's takeover may have been lost with a failed-over
-   // master (a key that holds it is this lease's, and nobody else's): released with it.
-   if (!st->took_over.empty())
-      release_on(ctx, st->name, std::exchange(st->took_over, {}),
-                 st->may_hold.empty() ? std::vector<bool>(ctx.nodes.size(), true) : st->may_hold,
-                 keep.until);
-   auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token, wakes);
+   // master (a key that holds it is this lease's, and nobody else's): released by the same call.
+   auto const handed = std::exchange(st->took_over, {});
+   auto call = release_call(st->kind, ctx.cfg.prefix, st->name, st->token, wakes, false, nullptr,
+                            handed.empty() ? nullptr : &handed);
    auto slot = asio::get_associated_cancellation_slot(h);
    // A graceful close waits for this operation until it completes.
    start_fanout(ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,

@@ -92,7 +92,8 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix, std::s
 
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, bool waiters, bool wakes,
-                                                bool quiet, waiter_entry const* rejoin)
+                                                bool quiet, waiter_entry const* rejoin,
+                                                std::string const* handed)
 {
    call_lists l{2, 7};
    l.keys.push_back(lock_key(prefix, name));
@@ -108,6 +109,9 @@ std::shared_ptr<script_call const> release_call(std::string const& prefix, std::
             l.args.push_back(*rejoin->id);
             l.args.push_back(std::to_string(std::max<long long>(1, rejoin->life.count())));
          }
+      } else if (handed) {
+         l.args.emplace_back("handed");
+         l.args.push_back(*handed);
       }
    }
    return std::move(l).call(release_script(), wakes && !quiet);

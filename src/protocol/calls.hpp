@@ -75,10 +75,14 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix,
 /// `waiters`): the releaser tries again by itself (a split vote's loser), so nobody is woken;
 /// with `rejoin`, the waiter that sent the try registers where its try took the key, as on the
 /// nodes where it lost (for `rejoin->life`), so that every node names the same waiter.
+/// `handed` (with `waiters`, not `quiet`): the token of the lease that this one took the key over
+/// from (a local handover), which a key may still hold where a failover lost the takeover:
+/// released as this lease's own.
 std::shared_ptr<script_call const> release_call(std::string const& prefix, std::string const& name,
                                                 std::string const& token, bool waiters = true,
                                                 bool wakes = false, bool quiet = false,
-                                                waiter_entry const* rejoin = nullptr);
+                                                waiter_entry const* rejoin = nullptr,
+                                                std::string const* handed = nullptr);
 
 }  // namespace locksmith::detail
 

@@ -119,11 +119,14 @@ std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::stri
 
 std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token,
-                                                bool wakes, bool quiet, waiter_entry const* rejoin)
+                                                bool wakes, bool quiet, waiter_entry const* rejoin,
+                                                std::string const* handed)
 {
-   if (kind.what == of::lock || kind.what == of::write)
-      return release_call(prefix, name, token, kind.what == of::lock,
-                          wakes && kind.what == of::lock, quiet && kind.what == of::lock, rejoin);
+   if (kind.what == of::lock || kind.what == of::write) {
+      bool const lock = kind.what == of::lock;
+      return release_call(prefix, name, token, lock, wakes && lock, quiet && lock, rejoin,
+                          lock ? handed : nullptr);
+   }
    if (kind.what == of::fair)
       return std::make_shared<script_call>(
          fair_release_script(),

@@ -54,12 +54,13 @@ std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::stri
                                                std::string const& name, std::string const& token,
                                                std::chrono::milliseconds ttl, std::size_t nodes);
 
-/// `wakes`, `quiet` and `rejoin`: as the plain lock's release_call (calls.hpp); the other kinds'
-/// go without.
+/// `wakes`, `quiet`, `rejoin` and `handed`: as the plain lock's release_call (calls.hpp); the
+/// other kinds' go without.
 std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::string const& prefix,
                                                 std::string const& name, std::string const& token,
                                                 bool wakes = false, bool quiet = false,
-                                                waiter_entry const* rejoin = nullptr);
+                                                waiter_entry const* rejoin = nullptr,
+                                                std::string const* handed = nullptr);
 
 /// A fair waiter's step back after a split vote (fair_requeue_script): it gives the key back
 /// where it holds it and keeps its place in every queue. Won only if all `nodes` (those it is

@@ -14,6 +14,10 @@
 --          among the waiters (as acquire.lua registers a try that loses): else it is missing
 --          here alone, and a release here would name another waiter than the other nodes do
 -- ARGV[7]  with ARGV[6]: the most its registration may live, ms
+--          ARGV[5] may instead be "handed", for the release of a lease that took its key over
+--          from another lease of this process (local_queue::pass): ARGV[6] is that lease's token.
+--          A key that still holds it (a failover lost the takeover's SET) is this lease's, and
+--          nobody else's: released as if it held ARGV[1], by the same call.
 --
 -- Replies  1   the key held the token: deleted, and the release published. With waiters
 --              registered, the message is the prefix and the least id among those whose
@@ -41,7 +45,7 @@
 --
 -- On a Redis Cluster the build makes its sharded twin, which publishes with SPUBLISH.
 local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then
+if v == ARGV[1] or (ARGV[5] == 'handed' and v == ARGV[6]) then
   if ARGV[5] == 'quiet' then
     redis.call('DEL', KEYS[1])
     if ARGV[6] then

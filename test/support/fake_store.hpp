@@ -202,9 +202,11 @@ private:
            std::function<void(std::string const&, std::string const&)> const& publish)
    {
       check((keys.size() == 1 && args.size() == 2) ||
-            (keys.size() == 2 && (args.size() == 4 || args.size() == 5 || args.size() == 7)));
+            (keys.size() == 2 &&
+             (args.size() == 4 || args.size() == 5 || args.size() == 6 || args.size() == 7)));
       auto v = get(keys[0]);
-      if (v != args[0])
+      bool const handed = args.size() == 6 && args[4] == "handed" && v == args[5];
+      if (v != args[0] && !handed)
          return number(v ? 0 : -1);
       store_.erase(keys[0]);
       if (args.size() >= 5 && args[4] == "quiet")  // (a waiter it registers is not kept)

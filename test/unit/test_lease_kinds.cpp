@@ -94,6 +94,15 @@ BOOST_AUTO_TEST_CASE(the_lock_kind_uses_the_locks_scripts)
    BOOST_TEST(named.size() == 4u);
    BOOST_TEST(named[2] == "to:");
    BOOST_TEST(named[3] == std::to_string(handoff_reserve.count()));
+   // A lease that took its key over from a local handover releases the handed token with its
+   // own, in the same call; a quiet release (a lost try's, which holds no lease) never does.
+   std::string const old = "old";
+   auto const handed = release_call(lock, "p:", "n", "t", true, false, nullptr, &old)->args;
+   BOOST_TEST(handed.size() == 6u);
+   BOOST_TEST(handed[4] == "handed");
+   BOOST_TEST(handed[5] == "old");
+   BOOST_TEST(release_call(lock, "p:", "n", "t", false, true, nullptr, &old)->args.back() ==
+              "quiet");
 }
 
 BOOST_AUTO_TEST_CASE(a_permit_is_a_member_of_the_names_set_with_the_permit_quorum)
@@ -142,6 +151,8 @@ BOOST_AUTO_TEST_CASE(a_writer_is_taken_by_its_script_and_renewed_and_released_as
    BOOST_TEST(release_call(write, "p:", "n", "t")->code == &release_script());
    // A writer registers no waiters: its release has none to keep quiet about.
    BOOST_TEST(release_call(write, "p:", "n", "t", false, true)->args.size() == 2u);
+   std::string const old = "old";
+   BOOST_TEST(release_call(write, "p:", "n", "t", false, false, nullptr, &old)->args.size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_reentrant_hold_is_a_member_of_the_holds_beside_the_owners_key)

@@ -64,21 +64,48 @@ milliseconds lives(lock_options const& opts, lease_kind const& kind)
 
 }  // namespace
 
-void acquire_engine::owed_leave::on_late(std::size_t node, vote v)
+void acquire_engine::owed_calls::on_late(std::size_t node, vote v)
 {
-   if (v == vote::yes)
-      return;
-   if (leave_)
-      leave_(node);
+   if (call_)
+      settle(node, v);
    else
-      before_.push_back(node);
+      before_.emplace_back(node, v);
 }
 
-void acquire_engine::owed_leave::arm(std::function<void(std::size_t)> leave)
+void acquire_engine::owed_calls::arm(std::vector<std::size_t> unanswered, rule owes,
+                                     std::function<void(std::size_t)> call)
 {
-   leave_ = std::move(leave);
-   for (auto const node : std::exchange(before_, {}))
-      leave_(node);
+   if (call_)
+      return;
+   unanswered_ = std::move(unanswered);
+   owes_ = owes;
+   call_ = std::move(call);
+   for (auto const& [node, v] : std::exchange(before_, {}))
+      settle(node, v);
+}
+
+void acquire_engine::owed_calls::settle(std::size_t node, vote v)
+{
+   auto const it = std::find(unanswered_.begin(), unanswered_.end(), node);
+   if (it == unanswered_.end())
+      return;  // flushed already
+   unanswered_.erase(it);
+   if (owes_(v))
+      call_(node);
+}
+
+void acquire_engine::owed_calls::flush()
+{
+   if (!call_)
+      return;
+   for (auto const node : std::exchange(unanswered_, {}))
+      call_(node);
+}
+
+void acquire_engine::settle_owed(attempt& a)
+{
+   if (a.owed)
+      std::exchange(a.owed, nullptr)->flush();
 }
 
 late_vote_handler acquire_engine::late_votes(attempt const& a)
@@ -106,7 +133,9 @@ std::shared_ptr<script_call const> acquire_engine::begin(attempt& a, std::string
    a.seen = listener_.events(channel);
    a.t0 = clock::now();
    auto const entry = registration(a, channel, opts, kind);
-   a.owed = entry ? std::make_shared<owed_leave>() : nullptr;
+   // The last try's calls to its unanswered nodes go first, as a release sent at once would.
+   settle_owed(a);
+   a.owed = ctx_.nodes.size() > 1 ? std::make_shared<owed_calls>() : nullptr;
    // Without a fence, the plain SET NX; a handover or a registration needs the script, which
    // then mints no fence.
    if (!opts.fence && kind.what == lease_kind::of::lock && !handed && !entry)
@@ -164,6 +193,9 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
    describe(a.r, ctx_.nodes, diag);
    if (a.ec) {
       give_up(name, a, a.r, a.t0 + lives(opts, kind), kind);  // the SET may have landed
+      // The call ends: the next contender for the name, in another call, must find the nodes
+      // that had not answered released first, as the release sent now lands there.
+      settle_owed(a);
       leave(name, a);
       return result{a.ec, {}};
    }
@@ -175,15 +207,15 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          listener_.forget_handoff(a.token);
          // The winning try took the waiter out where it won (acquire.lua; where it was never
          // registered, it did not need to): it leaves where the try lost or failed, and where
-         // it had not answered yet, once it has (owed_leave).
+         // it had not answered yet, once it has and if it lost or failed there (owed_calls).
          std::vector<bool> lost_there(ctx_.nodes.size(), false);
-         bool unanswered = false;
-         for (std::size_t i = 0; i < lost_there.size() && i < a.r.nodes.size(); ++i) {
+         for (std::size_t i = 0; i < lost_there.size() && i < a.r.nodes.size(); ++i)
             lost_there[i] = a.r.nodes[i].v == vote::no || a.r.nodes[i].v == vote::failed;
-            unanswered = unanswered || a.r.nodes[i].v == vote::pending;
-         }
-         if (a.owed && unanswered && !a.waiter.empty())
-            a.owed->arm(release_later(ctx_, name, a.waiter, leave_deadline()));
+         if (auto unanswered = unanswered_nodes(a.r);
+             a.owed && !unanswered.empty() && a.registered && !a.waiter.empty())
+            a.owed->arm(
+               std::move(unanswered), [](vote v) { return v != vote::yes; },
+               release_later(ctx_, name, a.waiter, leave_deadline()));
          a.owed.reset();
          a.registered = a.registered && !a.waiter.empty() &&
                         std::find(lost_there.begin(), lost_there.end(), true) != lost_there.end();
@@ -220,7 +252,18 @@ void acquire_engine::give_up(std::string const& name, attempt& a, fanout_result 
                                   *a.wait_until - now, until - now + std::chrono::seconds{1})),
                                true};
       }
-      release_where_taken(ctx_, name, token, r, until, kind, quiet, rejoin ? &*rejoin : nullptr);
+      // The nodes that may hold the key (may_hold_key); where the try had not answered when it
+      // was decided, only once it has, and if it took the key there or failed (owed_calls).
+      auto where = may_hold_key(r, ctx_.nodes.size());
+      auto* const joins = rejoin ? &*rejoin : nullptr;
+      if (auto unanswered = unanswered_nodes(r); a.owed && !unanswered.empty()) {
+         for (auto const i : unanswered)
+            where[i] = false;
+         a.owed->arm(
+            std::move(unanswered), [](vote v) { return v != vote::no; },
+            release_later(ctx_, name, token, until, kind, quiet, joins));
+      }
+      release_on(ctx_, name, token, where, until, kind, quiet, joins);
    }
    listener_.forget_handoff(token);
    token.clear();
@@ -266,6 +309,7 @@ acquire_engine::acquire(std::string const& name, lock_options const& opts, bool 
          try {
             if (!a.token.empty())
                e.give_up(name, a, fanout_result{}, clock::now() + lives, kind);
+            settle_owed(a);  // as above: the next contender is another call
             e.leave(name, a);
          } catch (...) {  // out of memory: the entries expire by themselves
          }

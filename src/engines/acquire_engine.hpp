@@ -27,6 +27,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace locksmith::detail {
@@ -53,18 +54,29 @@ public:
 
    /// One try: its token, what it was sent at, and how the nodes answered; and the waiter that
    /// sends it, whose registration on the servers lets a release wake it alone (begin).
-   /// Where a try that registered its waiter had not answered when the try was decided: once it
-   /// has won (arm), the waiter leaves each such node that then says no (the script registered
-   /// it there) or fails, as it leaves at once where the try lost. Where such a node says yes,
-   /// the key is the lease's, and the script took the waiter out (or it was never in).
-   class owed_leave {
+   /// What a try owes the nodes that had not answered when it was decided. Once it is judged
+   /// (arm), a call goes to each of them whose vote, when it comes, is one that the rule names:
+   /// a won try's waiter leaves where such a node then says no or fails (elsewhere the script
+   /// took it out, or it was never in); a lost try releases where such a node then says yes or
+   /// fails (elsewhere another owner holds the key). Votes that come before the try is judged
+   /// wait for it. The next try of the same waiter must land behind these calls, as a release
+   /// sent at once would: flush() sends them now to the nodes still unanswered.
+   class owed_calls {
    public:
+      using rule = bool (*)(vote);
       void on_late(std::size_t node, vote v);
-      void arm(std::function<void(std::size_t)> leave);
+      /// Once only: a second arm is ignored.
+      void arm(std::vector<std::size_t> unanswered, rule owes,
+               std::function<void(std::size_t)> call);
+      void flush();
 
    private:
-      std::function<void(std::size_t)> leave_;
-      std::vector<std::size_t> before_;  // said no or failed before the try was judged a win
+      void settle(std::size_t node, vote v);
+
+      std::function<void(std::size_t)> call_;
+      rule owes_ = nullptr;
+      std::vector<std::size_t> unanswered_;               // once armed
+      std::vector<std::pair<std::size_t, vote>> before_;  // votes that came before arm
    };
 
    struct attempt {
@@ -78,12 +90,16 @@ public:
       std::optional<clock::time_point> wait_until;
       std::string waiter;       // its id among the name's waiters, once a try registered it
       bool registered = false;  // a try sent since may have registered it
-      std::shared_ptr<owed_leave> owed;  // the last try's, if it registered the waiter (begin)
+      std::shared_ptr<owed_calls> owed;  // the last try's (begin), on a client of several nodes
    };
 
    /// What the fan-out of `a`'s last try (begin) is to tell of the votes that come after it was
-   /// decided: nothing unless that try registered the waiter.
+   /// decided (owed_calls): nothing on a client of one node, whose one vote decides.
    static late_vote_handler late_votes(attempt const& a);
+
+   /// Sends what `a`'s last try owes (owed_calls) at once to the nodes still unanswered: before
+   /// the next try, or when the call ends, so that the name's next contender finds it done.
+   static void settle_owed(attempt& a);
 
    /// Tries until won, or until the retry decision gives up (no_wait, the deadline, a lasting
    /// failure), the client stops, or the operation is cancelled. The caller is the name's only

@@ -34,13 +34,6 @@ void complete_unlock(client_context& ctx, asio::any_completion_handler<void(erro
 
 }  // namespace
 
-void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
-                         fanout_result const& r, std::chrono::steady_clock::time_point until,
-                         lease_kind const& kind, bool quiet, waiter_entry const* rejoin)
-{
-   release_on(ctx, name, token, may_hold_key(r, ctx.nodes.size()), until, kind, quiet, rejoin);
-}
-
 std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
                                                std::vector<bool> const& where)
 {
@@ -64,10 +57,12 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 
 std::function<void(std::size_t)> release_later(client_context const& ctx, std::string const& name,
                                                std::string const& token,
-                                               std::chrono::steady_clock::time_point until)
+                                               std::chrono::steady_clock::time_point until,
+                                               lease_kind const& kind, bool quiet,
+                                               waiter_entry const* rejoin)
 {
    return [ex = ctx.ex, nodes = ctx.nodes,
-           call = release_call(lease_kind{}, ctx.cfg.prefix, name, token),
+           call = release_call(kind, ctx.cfg.prefix, name, token, false, quiet, rejoin),
            timeout = ctx.cfg.node_timeout, work = ctx.work, until](std::size_t i) {
       if (work->closed() || i >= nodes.size())
          return;

@@ -22,33 +22,29 @@
 
 namespace locksmith::detail {
 
-/// Sends release to every node that may hold the attempt's key (may_hold_key), after a lost
-/// attempt, a cancelled one, or a won one whose validity ran out. Owned until each node answered
-/// or `until` (when the key expires by itself) has passed. `quiet`: the attempt tries again by
-/// itself (a split vote's loser), so the release wakes nobody; `rejoin`: its waiter registers
-/// where the try took the key (release_call).
-void release_where_taken(client_context& ctx, std::string const& name, std::string const& token,
-                         fanout_result const& r, std::chrono::steady_clock::time_point until,
-                         lease_kind const& kind = {}, bool quiet = false,
-                         waiter_entry const* rejoin = nullptr);
-
 /// The client's nodes that `where` names (by index).
 std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
                                                std::vector<bool> const& where);
 
-/// The same on the nodes that `where` names (by index), in the background. (A handed-over lease
-/// is the lock's kind, the default.)
+/// Sends a release of `token` to the nodes that `where` names (by index), in the background: the
+/// keys that a lost attempt, a cancelled one, or a won one whose validity ran out may hold, or a
+/// waiter's registration. Owned until each node answered or `until` (when the key expires by
+/// itself) has passed. `quiet`: the attempt tries again by itself (a split vote's loser), so the
+/// release wakes nobody; `rejoin`: its waiter registers where the try took the key
+/// (release_call). (A handed-over lease is the lock's kind, the default.)
 void release_on(client_context& ctx, std::string const& name, std::string const& token,
                 std::vector<bool> const& where, std::chrono::steady_clock::time_point until,
                 lease_kind const& kind = {}, bool quiet = false,
                 waiter_entry const* rejoin = nullptr);
 
-/// A plain release of `token` (release_call) to send later, to one node at a time, by the node's
-/// index: owned as release_on's until `until`. It keeps what it needs of the client, not ctx
-/// itself, which it may outlive, and sends nothing once the client's work is closed (stop()).
+/// release_on's call, to send later, to one node at a time, by the node's index. It keeps what
+/// it needs of the client, not ctx itself, which it may outlive, and sends nothing once the
+/// client's work is closed (stop()).
 std::function<void(std::size_t)> release_later(client_context const& ctx, std::string const& name,
                                                std::string const& token,
-                                               std::chrono::steady_clock::time_point until);
+                                               std::chrono::steady_clock::time_point until,
+                                               lease_kind const& kind = {}, bool quiet = false,
+                                               waiter_entry const* rejoin = nullptr);
 
 /// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
 /// released; else the release's verdict. Sent to every node; owned where the key may be

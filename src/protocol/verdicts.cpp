@@ -138,6 +138,15 @@ std::vector<bool> may_hold_key(fanout_result const& r, std::size_t nodes)
    return may;
 }
 
+std::vector<std::size_t> unanswered_nodes(fanout_result const& r)
+{
+   std::vector<std::size_t> out;
+   for (std::size_t i = 0; i < r.nodes.size(); ++i)
+      if (r.nodes[i].v == vote::pending)
+         out.push_back(i);
+   return out;
+}
+
 void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes, report* diag)
 {
    if (!diag)

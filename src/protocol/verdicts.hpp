@@ -57,6 +57,9 @@ std::uint64_t highest_fence(fanout_result const& r);
 /// said yes, failed, or had not answered when the attempt was decided may hold it.
 std::vector<bool> may_hold_key(fanout_result const& r, std::size_t nodes);
 
+/// The nodes, by index, that had not answered when the fan-out was decided.
+std::vector<std::size_t> unanswered_nodes(fanout_result const& r);
+
 /// Adds the attempt's per-node results to the caller's report, if any.
 void describe(fanout_result const& r, std::vector<std::shared_ptr<node>> const& nodes,
               report* diag);

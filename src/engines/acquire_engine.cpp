@@ -66,17 +66,24 @@ milliseconds lives(lock_options const& opts, lease_kind const& kind)
 
 void acquire_engine::owed_calls::on_late(std::size_t node, vote v)
 {
-   if (call_)
+   if (judged_)
       settle(node, v);
    else
       before_.emplace_back(node, v);
 }
 
+void acquire_engine::owed_calls::waive()
+{
+   judged_ = true;
+   before_.clear();
+}
+
 void acquire_engine::owed_calls::arm(std::vector<std::size_t> unanswered, rule owes,
                                      std::function<void(std::size_t)> call)
 {
-   if (call_)
+   if (judged_)
       return;
+   judged_ = true;
    unanswered_ = std::move(unanswered);
    owes_ = owes;
    call_ = std::move(call);
@@ -88,7 +95,7 @@ void acquire_engine::owed_calls::settle(std::size_t node, vote v)
 {
    auto const it = std::find(unanswered_.begin(), unanswered_.end(), node);
    if (it == unanswered_.end())
-      return;  // flushed already
+      return;  // flushed already, or nothing owed
    unanswered_.erase(it);
    if (owes_(v))
       call_(node);
@@ -97,7 +104,7 @@ void acquire_engine::owed_calls::settle(std::size_t node, vote v)
 void acquire_engine::owed_calls::flush()
 {
    if (!call_)
-      return;
+      return;  // not judged yet (its votes wait), or nothing owed
    for (auto const node : std::exchange(unanswered_, {}))
       call_(node);
 }
@@ -211,11 +218,14 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          std::vector<bool> lost_there(ctx_.nodes.size(), false);
          for (std::size_t i = 0; i < lost_there.size() && i < a.r.nodes.size(); ++i)
             lost_there[i] = a.r.nodes[i].v == vote::no || a.r.nodes[i].v == vote::failed;
-         if (auto unanswered = unanswered_nodes(a.r);
-             a.owed && !unanswered.empty() && a.registered && !a.waiter.empty())
+         bool const may_owe = a.owed && a.registered && !a.waiter.empty();
+         if (auto unanswered = may_owe ? unanswered_nodes(a.r) : std::vector<std::size_t>{};
+             !unanswered.empty())
             a.owed->arm(
                std::move(unanswered), [](vote v) { return v != vote::yes; },
                release_later(ctx_, name, a.waiter, leave_deadline()));
+         else if (a.owed)
+            a.owed->waive();
          a.owed.reset();
          a.registered = a.registered && !a.waiter.empty() &&
                         std::find(lost_there.begin(), lost_there.end(), true) != lost_there.end();

@@ -65,14 +65,18 @@ public:
    public:
       using rule = bool (*)(vote);
       void on_late(std::size_t node, vote v);
-      /// Once only: a second arm is ignored.
+      /// Once only: a second arm, or an arm after waive, is ignored.
       void arm(std::vector<std::size_t> unanswered, rule owes,
                std::function<void(std::size_t)> call);
+      /// Judged with nothing owed (a won try whose waiter was never registered): later votes
+      /// are dropped.
+      void waive();
       void flush();
 
    private:
       void settle(std::size_t node, vote v);
 
+      bool judged_ = false;
       std::function<void(std::size_t)> call_;
       rule owes_ = nullptr;
       std::vector<std::size_t> unanswered_;               // once armed

@@ -92,6 +92,20 @@ BOOST_AUTO_TEST_CASE(an_unjudged_try_calls_nowhere_and_arms_once)
    BOOST_TEST(called == (nodes{0}));
 }
 
+// A won try whose waiter was never registered owes nothing: its votes, before or after, call
+// nowhere, and a later arm changes nothing.
+BOOST_AUTO_TEST_CASE(a_waived_try_calls_nowhere)
+{
+   owed_calls owed;
+   nodes called;
+   owed.on_late(3, vote::no);
+   owed.waive();
+   owed.on_late(4, vote::failed);
+   owed.arm({3, 4}, leaves, [&](std::size_t node) { called.push_back(node); });
+   owed.flush();
+   BOOST_TEST(called.empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace test_owed_calls

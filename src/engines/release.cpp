@@ -84,8 +84,9 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    bool const was_lost = st->st == status::lost;
    st->end(status::released);
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
-   // Owned until every node answered, or the key has expired by itself.
-   persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold};
+   // Sent where the key may be, and owned there until each node answered, or the key has
+   // expired by itself; elsewhere another owner held it when it was taken.
+   persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold, true};
    // The handed lease's token, where this one's takeover may have been lost with a failed-over
    // master (a key that holds it is this lease's, and nobody else's): released by the same call.
    auto const handed = std::exchange(st->took_over, {});

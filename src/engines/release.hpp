@@ -47,9 +47,9 @@ std::function<void(std::size_t)> release_later(client_context const& ctx, std::s
                                                waiter_entry const* rejoin = nullptr);
 
 /// Gives a held (or lost) lease back: not_held for any other; lease_lost for a lost one, once
-/// released; else the release's verdict. Sent to every node; owned where the key may be
-/// (lease_state::may_hold). The name passes to the next local waiter only once the release has
-/// been answered.
+/// released; else the release's verdict. Sent, and owned, where the key may be
+/// (lease_state::may_hold): the other nodes count as no, unasked. The name passes to the next local
+/// waiter only once the release has been answered.
 ///
 /// A callback, not a coroutine: an unlock is on every lock cycle's path, and this way costs no
 /// coroutine frame and no reactor turn of its own. `h` completes on its associated executor

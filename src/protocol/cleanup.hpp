@@ -76,6 +76,9 @@ struct persistence {
    std::chrono::steady_clock::time_point until;  // the key expires by itself by then
    std::shared_ptr<owned_work> work;
    std::vector<bool> nodes;  // the nodes that may hold the key, by index (empty: every node)
+   // The call goes to `nodes` alone: the others, where the key cannot be (another owner held it
+   // when it was taken), are not asked and count as no, as a release finding it gone would.
+   bool only_there = false;
 
    bool covers(std::size_t node) const noexcept
    {

@@ -110,6 +110,16 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
          complete({}, votes.state());
    }
 
+   // A node that the call does not go to (persistence::only_there): no, as an expired key's.
+   void unasked(std::size_t i)
+   {
+      auto& r = result.nodes[i];
+      r.v = vote::no;
+      r.own = ownership::expired;
+      r.reply.sent = false;
+      votes.record(false);
+   }
+
    void complete(error_code ec, outcome decision)
    {
       auto slot = asio::get_associated_cancellation_slot(handler);
@@ -222,7 +232,12 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
    std::function<bool()> still_wanted = [] { return true; };
    if (code.role == script_role::acquire)
       still_wanted = [o = op.get()] { return static_cast<bool>(o->handler); };
+   bool const only_there = keep && keep->only_there;
    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      if (only_there && !keep->covers(i)) {
+         op->unasked(i);
+         continue;
+      }
       // Owned only where the key may be: elsewhere a failed release needs no second try.
       auto const owned = keep && keep->covers(i);
       if (owned)
@@ -235,6 +250,13 @@ void start_fanout(asio::any_io_executor const& io, std::vector<std::shared_ptr<n
                                            std::move(mine), io);
       c->send(timeout);
    }
+   // Decided by the nodes not asked alone (never for a lease, which a quorum may hold): not
+   // inside this call either.
+   if (op->votes.state() != outcome::pending)
+      asio::post(io, [op] {
+         if (op->handler)
+            op->complete({}, op->votes.state());
+      });
 }
 
 }  // namespace locksmith::detail

@@ -8,6 +8,7 @@
 #include "support/contention.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -32,6 +33,11 @@ long lowest(contention_tally const& t)
 long highest(contention_tally const& t)
 {
    return t.per_client.empty() ? 0 : *std::max_element(t.per_client.begin(), t.per_client.end());
+}
+
+double longest_wait_ms(contention_tally const& t)
+{
+   return std::chrono::duration<double, std::milli>(t.longest_wait).count();
 }
 
 double per_cycle(contention_tally const& t, std::uint64_t n)
@@ -82,20 +88,22 @@ std::string row(int nodes, contention_shape const& s, contention_tally const& t,
          << R"(,"cycles_per_s":)" << number(t.per_second()) << R"(,"overlaps":)" << t.overlaps
          << R"(,"fence_inversions":)" << t.inversions << R"(,"errors":)" << t.errors
          << R"(,"per_client_min":)" << lowest(t) << R"(,"per_client_max":)" << highest(t)
-         << R"(,"tries_per_cycle":)" << number(per_cycle(t, t.tries))
-         << R"(,"retries_lost_per_cycle":)" << number(per_cycle(t, t.retries_lost))
-         << R"(,"commands_per_cycle":)" << json_number(cost.commands) << R"(,"requests_per_cycle":)"
-         << json_number(cost.requests) << R"(,"client_cpu_us_per_cycle":)" << number(cost.client_us)
+         << R"(,"longest_wait_ms":)" << number(longest_wait_ms(t)) << R"(,"tries_per_cycle":)"
+         << number(per_cycle(t, t.tries)) << R"(,"retries_lost_per_cycle":)"
+         << number(per_cycle(t, t.retries_lost)) << R"(,"commands_per_cycle":)"
+         << json_number(cost.commands) << R"(,"requests_per_cycle":)" << json_number(cost.requests)
+         << R"(,"client_cpu_us_per_cycle":)" << number(cost.client_us)
          << R"(,"server_cpu_us_per_cycle":)" << json_number(cost.server_us) << "}\n";
    } else {
-      char line[360];
+      char line[400];
       std::snprintf(line, sizeof line,
                     "mutex  nodes=%d  %-12s  %8ld cycles  %9.0f/s  per client %ld..%ld  overlaps "
-                    "%ld  inversions %ld  errors %ld  tries/cycle %.2f  relost/cycle %.2f  "
+                    "%ld  inversions %ld  errors %ld  wait max %.0f ms  tries/cycle %.2f  "
+                    "relost/cycle %.2f  "
                     "cmd/cycle %s  req/cycle %s  cpu/cycle client %.0f us, servers %s us\n",
                     nodes, (std::string{strategy} + (s.fence ? "" : "-nf")).c_str(), t.cycles,
                     t.per_second(), lowest(t), highest(t), t.overlaps, t.inversions, t.errors,
-                    per_cycle(t, t.tries), per_cycle(t, t.retries_lost),
+                    longest_wait_ms(t), per_cycle(t, t.tries), per_cycle(t, t.retries_lost),
                     cost.commands ? number(*cost.commands).c_str() : "-",
                     cost.requests ? number(*cost.requests).c_str() : "-", cost.client_us,
                     cost.server_us ? number(*cost.server_us).c_str() : "-");

@@ -18,6 +18,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -55,6 +56,7 @@ struct contention_tally {
    std::uint64_t tries = 0;
    std::uint64_t retries_lost = 0;
    std::chrono::steady_clock::duration took{};
+   std::chrono::steady_clock::duration longest_wait{};  // of one lock call, error or not
 
    double per_second() const
    {
@@ -82,7 +84,10 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
    std::mt19937 rng{seed};
    asio::steady_timer hold{co_await asio::this_coro::executor};
    // A TTL that leaves the watchdog room to renew with the 1 s node timeout (lock_options::renew).
-   auto opts = lock_options{.ttl = std::chrono::seconds{5}, .wait = std::chrono::seconds{5}};
+   // The wait is three TTLs: a waiter whose wake-up was lost sleeps until the PTTL it saw (up to
+   // a TTL, by design), and a wait of one TTL made that an error on a loaded machine (a sanitizer
+   // build at -j2: 5 of 20,000 cycles). The longest wait is in the tally instead.
+   auto opts = lock_options{.ttl = std::chrono::seconds{5}, .wait = std::chrono::seconds{15}};
    opts.fence = s.fence;
    if (s.spin)
       opts.strategy = wait_strategy::spin{.interval = std::chrono::milliseconds{2},
@@ -90,7 +95,9 @@ inline asio::awaitable<void> contend(client& c, int who, state& st, contention_s
    auto& t = st.t;
    while (t.cycles < s.cycles && !st.stop) {
       auto const k = static_cast<std::size_t>(rng() % static_cast<unsigned>(s.names));
+      auto const asked = std::chrono::steady_clock::now();
       auto [ec, l] = co_await c.async_lock(prefix + std::to_string(k), opts, tuple);
+      t.longest_wait = std::max(t.longest_wait, std::chrono::steady_clock::now() - asked);
       if (ec) {
          ++t.errors;
          ++t.kinds["lock: " + ec.message()];

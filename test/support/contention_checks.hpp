@@ -8,13 +8,18 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
+
 namespace locksmith::test {
 
 inline void check_contention(contention_tally const& t, contention_shape const& s, char const* what)
 {
-   BOOST_TEST_MESSAGE(what << ": " << t.cycles << " cycles (" << static_cast<long>(t.per_second())
-                           << "/s), " << t.overlaps << " overlaps, " << t.inversions
-                           << " fence inversions, " << t.errors << " errors");
+   BOOST_TEST_MESSAGE(
+      what << ": " << t.cycles << " cycles (" << static_cast<long>(t.per_second()) << "/s), "
+           << t.overlaps << " overlaps, " << t.inversions << " fence inversions, " << t.errors
+           << " errors, longest wait "
+           << std::chrono::duration_cast<std::chrono::milliseconds>(t.longest_wait).count()
+           << " ms");
    for (auto const& [kind, n] : t.kinds)
       BOOST_TEST_MESSAGE("  " << kind << ": " << n);
    BOOST_TEST(t.cycles >= s.cycles);

@@ -227,9 +227,7 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          else if (a.owed)
             a.owed->waive();
          a.owed.reset();
-         a.registered = a.registered && !a.waiter.empty() &&
-                        std::find(lost_there.begin(), lost_there.end(), true) != lost_there.end();
-         leave(name, a, &lost_there);
+         leave(name, a, &lost_there);  // (nothing is sent where it lost nowhere)
          // A fair waiter's token was queued on every node, and any may have handed it the key.
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());

@@ -52,8 +52,6 @@ public:
       won lease;
    };
 
-   /// One try: its token, what it was sent at, and how the nodes answered; and the waiter that
-   /// sends it, whose registration on the servers lets a release wake it alone (begin).
    /// What a try owes the nodes that had not answered when it was decided. Once it is judged
    /// (arm), a call goes to each of them whose vote, when it comes, is one that the rule names:
    /// a won try's waiter leaves where such a node then says no or fails (elsewhere the script
@@ -83,6 +81,8 @@ public:
       std::vector<std::pair<std::size_t, vote>> before_;  // votes that came before arm
    };
 
+   /// One try: its token, what it was sent at, and how the nodes answered; and the waiter that
+   /// sends it, whose registration on the servers lets a release wake it alone (begin).
    struct attempt {
       std::string token;       // kept across tries by a fair waiter only
       std::uint64_t seen = 0;  // the name's release events when it went out

@@ -32,6 +32,17 @@ void complete_unlock(client_context& ctx, asio::any_completion_handler<void(erro
       asio::dispatch(std::move(f));
 }
 
+// A release in the background (release_on, release_later): nobody waits for its verdict, and the
+// client owns it until `until`.
+void send_owned(asio::any_io_executor const& ex, std::vector<std::shared_ptr<node>> const& targets,
+                std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
+                std::chrono::steady_clock::time_point until, std::shared_ptr<owned_work> work)
+{
+   start_fanout(
+      ex, targets, std::move(call), timeout, [](error_code, fanout_result) {},
+      persistence{until, std::move(work), {}});
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<node>> nodes_where(client_context const& ctx,
@@ -50,9 +61,9 @@ void release_on(client_context& ctx, std::string const& name, std::string const&
 {
    auto const targets = nodes_where(ctx, where);
    if (!targets.empty())
-      start_fanout(
-         ctx.ex, targets, release_call(kind, ctx.cfg.prefix, name, token, false, quiet, rejoin),
-         ctx.cfg.node_timeout, [](error_code, fanout_result) {}, persistence{until, ctx.work, {}});
+      send_owned(ctx.ex, targets,
+                 release_call(kind, ctx.cfg.prefix, name, token, false, quiet, rejoin),
+                 ctx.cfg.node_timeout, until, ctx.work);
 }
 
 std::function<void(std::size_t)> release_later(client_context const& ctx, std::string const& name,
@@ -64,11 +75,8 @@ std::function<void(std::size_t)> release_later(client_context const& ctx, std::s
    return [ex = ctx.ex, nodes = ctx.nodes,
            call = release_call(kind, ctx.cfg.prefix, name, token, false, quiet, rejoin),
            timeout = ctx.cfg.node_timeout, work = ctx.work, until](std::size_t i) {
-      if (work->closed() || i >= nodes.size())
-         return;
-      start_fanout(
-         ex, {nodes[i]}, call, timeout, [](error_code, fanout_result) {},
-         persistence{until, work, {}});
+      if (!work->closed() && i < nodes.size())
+         send_owned(ex, {nodes[i]}, call, timeout, until, work);
    };
 }
 

@@ -66,7 +66,7 @@ asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker
 
 // What the connection's push loop shares with the handoff workers of the process.
 struct push_state {
-   redis::generic_response resp;
+   redis::generic_flat_response resp;  // whole pushes only: clear() keeps one still being read
    std::uint64_t messages = 0;
    std::vector<asio::steady_timer*> sleepers;  // woken by a message
    int subscribers = 0;                        // workers that want the channel (one per process)

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 using namespace locksmith::detail;
 
@@ -19,7 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(std::uint8_t const* data, std::size_t size
    auto const resp = locksmith::fuzz::response_from(data, size);
    if (resp.has_error())
       return 0;
-   for (auto const& e : parse_pushes(resp.value(), "locksmith:")) {
+   // As a generic_flat_response holds them: views of the nodes.
+   std::vector<boost::redis::resp3::node_view> views;
+   for (auto const& n : resp.value())
+      views.push_back({n.data_type, n.aggregate_size, n.depth, n.value});
+   for (auto const& e : parse_pushes(views, "locksmith:")) {
       bool const connected = e.what == push_event::kind::connected;
       if (connected && !e.channel.empty())
          std::abort();  // a new connection names no channel

@@ -8,7 +8,8 @@ namespace locksmith::detail {
 namespace {
 
 using boost::redis::resp3::is_aggregate;
-using resp_node = boost::redis::resp3::node;
+using push_node = boost::redis::resp3::node_view;
+using push_nodes = std::span<push_node const>;
 
 // Sharded pub/sub's words are the plain ones with an `s` before them.
 bool is_sharded(std::string_view word)
@@ -30,8 +31,8 @@ std::optional<push_event::kind> kind_of(std::string_view word)
 }
 
 // The push made of nodes[first, last), the first of which is at depth 0, if it is one we act on.
-std::optional<push_event> parse_one(std::vector<resp_node> const& nodes, std::size_t first,
-                                    std::size_t last, std::string_view marker)
+std::optional<push_event> parse_one(push_nodes nodes, std::size_t first, std::size_t last,
+                                    std::string_view marker)
 {
    auto const& head = nodes[first];
    if (!is_aggregate(head.data_type) || head.aggregate_size < 2 || last - first < 3)
@@ -51,16 +52,16 @@ std::optional<push_event> parse_one(std::vector<resp_node> const& nodes, std::si
          return std::nullopt;
       return push_event{push_event::kind::connected, {}, {}, false};
    }
-   push_event e{*k, channel.value, {}, is_sharded(word.value)};
+   push_event e{*k, std::string{channel.value}, {}, is_sharded(word.value)};
    if (*k == push_event::kind::message && last - first >= 4 && nodes[first + 3].depth == 1 &&
        !is_aggregate(nodes[first + 3].data_type))
-      e.payload = nodes[first + 3].value;
+      e.payload = std::string{nodes[first + 3].value};
    return e;
 }
 
 }  // namespace
 
-std::vector<push_event> parse_pushes(std::vector<resp_node> const& nodes, std::string_view marker)
+std::vector<push_event> parse_pushes(push_nodes nodes, std::string_view marker)
 {
    std::vector<push_event> out;
    std::size_t first = 0;

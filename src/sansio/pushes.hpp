@@ -5,6 +5,7 @@
 #include <boost/redis/resp3/node.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +50,12 @@ inline std::string_view connection_marker(std::string_view prefix) noexcept
 /// marker but its confirmation (which reads as `connected`), errors (a SUBSCRIBE refused by an
 /// ACL), and a reply that Boost.Redis took for a push. `marker` is the connection marker
 /// (connection_marker(prefix)).
-std::vector<push_event> parse_pushes(std::vector<boost::redis::resp3::node> const& nodes,
+///
+/// The nodes must be whole pushes: read them into a `generic_flat_response`, whose nodes of a push
+/// still being read stay out of view, and out of reach of its `clear()`, until the push is
+/// complete. A `generic_response` has them as they are parsed: a receive loop that cleared it lost
+/// the pushes that a read cut in two (a subscription's confirmation among them).
+std::vector<push_event> parse_pushes(std::span<boost::redis::resp3::node_view const> nodes,
                                      std::string_view marker);
 
 /// The push that an error read on a subscriber connection makes (`sharded`: the error ended an

@@ -32,7 +32,7 @@ struct sentinel_watch::link {
    redis::connection conn;
    redis::request req;
    redis::generic_response reply;
-   redis::generic_response pushes;
+   redis::generic_flat_response pushes;  // whole pushes only (parse_pushes)
    endpoint sentinel;
 };
 

@@ -104,6 +104,7 @@ void subscriber_link::dispatch_pushes()
          on_push_(*e);
       return;
    }
+   // clear() keeps a push still being read, which the next batch completes.
    auto const events = parse_pushes(pushes_.value(), marker_);
    pushes_.value().clear();
    for (auto const& e : events)

@@ -57,7 +57,7 @@ private:
    // Written by the connection's logger and TLS callbacks, before the connection they outlive.
    std::shared_ptr<link_health> health_;
    boost::redis::connection conn_;
-   boost::redis::generic_response pushes_;
+   boost::redis::generic_flat_response pushes_;  // whole pushes only (parse_pushes)
    push_handler on_push_;
    bool stopped_ = false;
 };

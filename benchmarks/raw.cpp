@@ -66,7 +66,7 @@ asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker
 
 // What the connection's push loop shares with the handoff workers of the process.
 struct push_state {
-   redis::generic_flat_response resp;  // whole pushes only: clear() keeps one still being read
+   redis::resp3::flat_tree resp;  // whole pushes only: clear() keeps one still being read
    std::uint64_t messages = 0;
    std::vector<asio::steady_timer*> sleepers;  // woken by a message
    int subscribers = 0;                        // workers that want the channel (one per process)
@@ -81,15 +81,11 @@ asio::awaitable<void> receive_pushes(std::shared_ptr<redis::connection> conn,
       auto [ec] = co_await conn->async_receive2(use_tuple);
       if (ec)
          co_return;
-      if (p->resp.has_error()) {
-         p->resp = {};
-         continue;
-      }
-      auto const& nodes = p->resp.value();
+      auto const& nodes = p->resp;
       for (std::size_t i = 0; i + 2 < nodes.size(); ++i)
          if (nodes[i].depth == 0 && nodes[i].aggregate_size == 3 && nodes[i + 1].value == "message")
             ++p->messages;
-      p->resp.value().clear();
+      p->resp.clear();
       for (auto* t : p->sleepers)
          t->cancel();
    }

@@ -69,9 +69,15 @@ std::vector<push_event> parse_pushes(push_nodes nodes, std::string_view marker)
       auto last = first + 1;
       while (last < nodes.size() && nodes[last].depth > 0)
          ++last;
-      if (nodes[first].depth == 0)
-         if (auto p = parse_one(nodes, first, last, marker))
+      if (nodes[first].depth == 0) {
+         auto const t = nodes[first].data_type;
+         auto p = t == boost::redis::resp3::type::simple_error ||
+                        t == boost::redis::resp3::type::blob_error
+                     ? refusal_push(nodes[first].value, false)
+                     : parse_one(nodes, first, last, marker);
+         if (p)
             out.push_back(std::move(*p));
+      }
       first = last;
    }
    return out;

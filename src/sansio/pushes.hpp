@@ -45,16 +45,18 @@ inline std::string_view connection_marker(std::string_view prefix) noexcept
 /// The pushes among RESP3 nodes read from a subscriber connection, in order. A push is an
 /// aggregate at depth 0 whose first element names its kind and whose second is the channel
 /// (`message`, `subscribe`, `unsubscribe`, or the sharded `smessage`, `ssubscribe`,
-/// `sunsubscribe`); a message's third element is its payload. Anything else
-/// is skipped whole, nested aggregates included: pattern messages, anything on the connection
-/// marker but its confirmation (which reads as `connected`), errors (a SUBSCRIBE refused by an
-/// ACL), and a reply that Boost.Redis took for a push. `marker` is the connection marker
-/// (connection_marker(prefix)).
+/// `sunsubscribe`); a message's third element is its payload. An error at depth 0 (a SUBSCRIBE
+/// refused by an ACL) is the push that refusal_push makes of it, in its place among the others.
+/// Anything else is skipped whole, nested aggregates included: pattern messages, anything on the
+/// connection marker but its confirmation (which reads as `connected`), and a reply that
+/// Boost.Redis took for a push. `marker` is the connection marker (connection_marker(prefix)).
 ///
-/// The nodes must be whole pushes: read them into a `generic_flat_response`, whose nodes of a push
+/// The nodes must be whole pushes: read them into a `resp3::flat_tree`, whose nodes of a push
 /// still being read stay out of view, and out of reach of its `clear()`, until the push is
-/// complete. A `generic_response` has them as they are parsed: a receive loop that cleared it lost
-/// the pushes that a read cut in two (a subscription's confirmation among them).
+/// complete, and which keeps an error as a node. A `generic_response` has the nodes as they are
+/// parsed, so a receive loop that cleared it lost the pushes that a read cut in two (a
+/// subscription's confirmation among them); and it keeps only the error of a batch, losing the
+/// pushes read with it.
 std::vector<push_event> parse_pushes(std::span<boost::redis::resp3::node_view const> nodes,
                                      std::string_view marker);
 

@@ -32,7 +32,7 @@ struct sentinel_watch::link {
    redis::connection conn;
    redis::request req;
    redis::generic_response reply;
-   redis::generic_flat_response pushes;  // whole pushes only (parse_pushes)
+   redis::resp3::flat_tree pushes;  // whole pushes only (parse_pushes)
    endpoint sentinel;
 };
 
@@ -132,13 +132,9 @@ void sentinel_watch::receive(std::shared_ptr<link> l)
 
 void sentinel_watch::on_pushes(link& l)
 {
-   if (l.pushes.has_error()) {
-      l.pushes = {};
-      return;
-   }
    // No connection marker here: every confirmation and message reads as itself.
-   auto const events = parse_pushes(l.pushes.value(), {});
-   l.pushes.value().clear();
+   auto const events = parse_pushes(l.pushes, {});
+   l.pushes.clear();
    for (auto const& e : events) {
       if (e.what != push_event::kind::message || e.channel != switch_channel)
          continue;

@@ -95,18 +95,9 @@ void subscriber_link::receive_loop()
 
 void subscriber_link::dispatch_pushes()
 {
-   if (pushes_.has_error()) {
-      // Boost.Redis keeps only the error of a batch: the pushes that came with it are lost (the
-      // listener's waiters fall back on their pauses).
-      auto const text = std::move(pushes_.error().diagnostic);
-      pushes_ = {};
-      if (auto e = refusal_push(text, false))
-         on_push_(*e);
-      return;
-   }
    // clear() keeps a push still being read, which the next batch completes.
-   auto const events = parse_pushes(pushes_.value(), marker_);
-   pushes_.value().clear();
+   auto const events = parse_pushes(pushes_, marker_);
+   pushes_.clear();
    for (auto const& e : events)
       on_push_(e);
 }

@@ -12,6 +12,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/redis/connection.hpp>
+#include <boost/redis/resp3/flat_tree.hpp>
 
 #include <memory>
 #include <string>
@@ -57,7 +58,7 @@ private:
    // Written by the connection's logger and TLS callbacks, before the connection they outlive.
    std::shared_ptr<link_health> health_;
    boost::redis::connection conn_;
-   boost::redis::generic_flat_response pushes_;  // whole pushes only (parse_pushes)
+   boost::redis::resp3::flat_tree pushes_;  // whole pushes only, errors among them (parse_pushes)
    push_handler on_push_;
    bool stopped_ = false;
 };

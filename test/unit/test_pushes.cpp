@@ -110,18 +110,37 @@ BOOST_AUTO_TEST_CASE(the_marker_confirmation_is_a_new_connection)
 
 BOOST_AUTO_TEST_CASE(other_pushes_and_stray_replies_are_skipped_whole)
 {
-   // A pattern message (4 elements), a reply Boost.Redis took for a push (+PONG), a refused
-   // SUBSCRIBE (-NOPERM), and a push whose channel is an aggregate; then one that counts.
+   // A pattern message (4 elements), a reply Boost.Redis took for a push (+PONG), and a push
+   // whose channel is an aggregate; then one that counts.
    std::vector<node> const pmessage{head(4), text("pmessage"), text("p*"), text("p1"), text("")};
    std::vector<node> const pong{{type::simple_string, 1, 0, "PONG"}};
-   std::vector<node> const refused{
-      {type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
    std::vector<node> const nested{
       head(3), text("message"), {type::array, 1, 1, {}}, text("x", 2), text("")};
-   auto const got =
-      parse(cat({pmessage, pong, refused, nested, push("message", "c", text(""))}), "");
+   auto const got = parse(cat({pmessage, pong, nested, push("message", "c", text(""))}), "");
    std::vector<push_event> const want{{kind::message, "c", ""}};
    BOOST_TEST((got == want));
+}
+
+// An error read among pushes (a SUBSCRIBE refused by an ACL; the empty SUBSCRIBE behind an
+// SSUBSCRIBE that a MOVED ended) is a refusal in its place, or nothing, and costs none of the
+// pushes read with it: a confirmation lost with it kept a channel unconfirmed for good.
+BOOST_AUTO_TEST_CASE(an_error_among_pushes_costs_none_of_them)
+{
+   std::vector<node> const denied{
+      {type::simple_error, 1, 0, "NOPERM this user has no permissions"}};
+   std::vector<node> const empty_subscribe{
+      {type::simple_error, 1, 0, "ERR wrong number of arguments for 'subscribe' command"}};
+   auto const got =
+      parse(cat({push("subscribe", "a", count(1)), denied, push("message", "a", text("t1")),
+                 empty_subscribe, push("subscribe", "b", count(2))}),
+            "");
+   std::vector<push_event> const want{{kind::subscribed, "a", ""},
+                                      {kind::refused, "", "NOPERM this user has no permissions"},
+                                      {kind::message, "a", "t1"},
+                                      {kind::subscribed, "b", ""}};
+   BOOST_TEST((got == want));
+   std::vector<node> const blob{{type::blob_error, 1, 0, "NOPERM no"}};
+   BOOST_TEST((parse(blob, "") == std::vector<push_event>{{kind::refused, "", "NOPERM no"}}));
 }
 
 BOOST_AUTO_TEST_CASE(truncated_and_unknown_pushes_give_nothing)

@@ -87,6 +87,11 @@ std::uint16_t hash_slot(std::string_view key) noexcept
    return crc16(hash_tag(key)) & (slot_count - 1);
 }
 
+bool stopped_in_a_moving_slot(std::string_view error) noexcept
+{
+   return error.find("Script attempted to access a non local key") != std::string_view::npos;
+}
+
 std::optional<redirect> parse_redirect(std::string_view error)
 {
    redirect r;

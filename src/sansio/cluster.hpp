@@ -41,6 +41,13 @@ struct redirect {
 /// Parses a server error text as a redirection; empty when it is another error, or malformed.
 std::optional<redirect> parse_redirect(std::string_view error);
 
+/// Whether a script stopped part way on a slot in motion: Redis checks each command inside a
+/// script as it runs, and in a slot that is MIGRATING a key the node does not have (one that the
+/// script deleted itself, as release.lua's ZPOPMIN of the last waiters before it puts some back)
+/// may be on the other side: `ERR Script attempted to access a non local key in a cluster node`.
+/// Unlike MOVED, ASK and TRYAGAIN, the script ran up to there, and what it wrote stays.
+bool stopped_in_a_moving_slot(std::string_view error) noexcept;
+
 /// What a call does after a node answered it with MOVED, ASK or TRYAGAIN (which say that the
 /// script did not run): its slot is in motion, a migration under way or a map that changes.
 struct redirect_plan {

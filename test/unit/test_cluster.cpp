@@ -96,6 +96,20 @@ BOOST_AUTO_TEST_CASE(parses_redirections)
    BOOST_TEST((parse_redirect("MOVED 1 :7000") == redirect{false, 1, {"", "7000"}}));
 }
 
+// A script that a migrating slot stopped part way (Redis 7's and Valkey's text), and not the
+// errors that say a script never ran, nor a script's own error.
+BOOST_AUTO_TEST_CASE(tells_a_script_stopped_in_a_moving_slot)
+{
+   using locksmith::detail::stopped_in_a_moving_slot;
+   BOOST_TEST(stopped_in_a_moving_slot("ERR Script attempted to access a non local key in a "
+                                       "cluster node script: e17ddfd6b1f3be25a666"
+                                       "ca2424101dad70b96adf, on @user_script:83."));
+   BOOST_TEST(!stopped_in_a_moving_slot("TRYAGAIN Multiple keys request during rehashing of slot"));
+   BOOST_TEST(!stopped_in_a_moving_slot("ASK 3999 127.0.0.1:6381"));
+   BOOST_TEST(!stopped_in_a_moving_slot("ERR Error running script (call to f_x): @user_script:1"));
+   BOOST_TEST(!stopped_in_a_moving_slot(""));
+}
+
 BOOST_AUTO_TEST_CASE(rejects_other_errors_and_malformed_redirections)
 {
    for (auto const* bad :

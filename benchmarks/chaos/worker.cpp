@@ -222,7 +222,11 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       record_wait(shm, epoch, t0.time_since_epoch().count(), granted);
       watch.start(l, hold);
       co_await hold_the_resource(o, resource, shm, l, hold, name, rng);
-      auto [uec] = co_await locks.async_unlock(l, deferred_tuple);
+      locksmith::report udiag;
+      auto [uec] = co_await locks.async_unlock(l, udiag, deferred_tuple);
+      if (uec == locksmith::error::unexpected_reply && std::getenv("LOCKSMITH_CHAOS_LOG"))
+         std::fprintf(stderr, "%.3f unlock of %s: %s: %s\n", static_cast<double>(now_ns()) / 1e9,
+                      name.c_str(), uec.message().c_str(), udiag.message().c_str());
       if (uec && uec != locksmith::error::lease_lost) {
          ++shm.unlock_errors;
          ++shm.unlock_error_kind[error_kind_index(uec)];

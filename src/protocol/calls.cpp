@@ -52,6 +52,8 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
    add_lease(l.keys, l.args, prefix, name, token, ttl);
    if (!fenced)
       l.args.back() = "0";
+   else if (quorum)
+      l.args.back().insert(0, 1, '-');  // the clock's fence (acquire.lua)
    if (takes_over || waiter)
       l.args.push_back(takes_over ? *takes_over : std::string{});
    if (waiter) {
@@ -60,7 +62,7 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
       l.args.push_back(std::to_string(std::max<long long>(1, waiter->life.count())));
       l.args.push_back(waiter->registered ? "1" : "0");
    }
-   return std::move(l).call(quorum ? quorum_acquire_script() : acquire_script());
+   return std::move(l).call(acquire_script());
 }
 
 std::shared_ptr<script_call const> unfenced_acquire_call(std::string const& prefix,

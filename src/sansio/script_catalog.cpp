@@ -36,7 +36,6 @@ entry make(std::string_view name, lua::embedded_script const& e, script_role rol
 // In the order of every_script(), the lock's four first (all_scripts()).
 enum class id : std::size_t {
    acquire,
-   quorum_acquire,
    release,
    extend,
    set_acquire,
@@ -62,7 +61,6 @@ catalog_type const& catalog()
    using enum script_role;
    static catalog_type const all{
       make("acquire", lua::acquire, acquire),
-      make("quorum acquire", lua::quorum_acquire, acquire),
       make("release", lua::release, release),
       make("extend", lua::extend, extend, true),
       make("semaphore acquire", lua::semaphore_acquire, acquire),
@@ -90,10 +88,6 @@ script const& script_of(id i)
 script const& acquire_script()
 {
    return script_of(id::acquire);
-}
-script const& quorum_acquire_script()
-{
-   return script_of(id::quorum_acquire);
 }
 script const& release_script()
 {
@@ -149,9 +143,9 @@ script const& inspect_script()
    return script_of(id::inspect);
 }
 
-std::array<script const*, 4> all_scripts()
+std::array<script const*, 3> all_scripts()
 {
-   return {&acquire_script(), &quorum_acquire_script(), &release_script(), &extend_script()};
+   return {&acquire_script(), &release_script(), &extend_script()};
 }
 
 std::vector<script const*> every_script()

@@ -51,14 +51,12 @@ struct script {
 /// reply has it (the EVAL fallback and an ASKING request go without).
 void strip_leading_pong(boost::redis::generic_response& resp);
 
-/// acquire.lua: SET NX PX of the lock key and a fencing token, `{1, fence}`, or `{0, PTTL}`. The
-/// fence is the fence key's counter, started from the server's clock in µs when the key is new:
-/// strictly increasing per name on one server. For a client of one node.
+/// acquire.lua: SET NX PX of the lock key and a fencing token, `{1, fence}`, or `{0, PTTL}`. For
+/// a client of one node the fence is the fence key's counter, started from the server's clock in
+/// µs when the key is new: strictly increasing per name on one server. For RedLock (the fence
+/// key's TTL sent negative, acquire_call) it is max(last + 1, server time in µs) on each node, so
+/// that the highest fence of any quorum rises with the servers' clocks.
 script const& acquire_script();
-
-/// quorum_acquire.lua: the same for RedLock, with the fence max(last + 1, server time in µs) on
-/// each node, so that the highest fence of any quorum rises with the servers' clocks.
-script const& quorum_acquire_script();
 
 /// Not a script: `SET lock-key token NX PX ttl` alone (push_script says why no PTTL), the lock
 /// without a fence (lock_options::fence = false). Its calls take the lock key and the token and
@@ -74,7 +72,7 @@ script const& release_script();
 script const& extend_script();
 
 /// Every script, as a node loads them.
-std::array<script const*, 4> all_scripts();
+std::array<script const*, 3> all_scripts();
 
 /// The SHA-1 of a text, as lower-case hex (what Redis names a script by).
 std::string sha1_hex(std::string_view text);

@@ -1,10 +1,13 @@
--- acquire: takes a lock on a client of one node, and mints its fencing token.
+-- acquire: takes a lock, and mints its fencing token: on a client of one node by a counter, on
+-- each node of a RedLock by the clock.
 --
 -- KEYS[1]  the lock key
 -- KEYS[2]  the fence key
 -- ARGV[1]  the token
 -- ARGV[2]  ttl, ms
--- ARGV[3]  the fence key's ttl, ms; "0": no fence (lock_options::fence = false), the reply's is 0
+-- ARGV[3]  the fence key's ttl, ms: positive for one node's counter, negative for RedLock's clock
+--          (its magnitude is the ttl); "0": no fence (lock_options::fence = false), the reply's
+--          is 0
 -- ARGV[4]  optional: the token of a lease that a holder of this process hands to its next local
 --          waiter (local_queue::pass); a key that holds it counts as free ("" for none)
 -- ARGV[5]  optional, with KEYS[3]: the id of the waiter that sends this try (one per lock call,
@@ -19,13 +22,18 @@
 --          WRONGTYPE   the lock key holds something other than a string (the GET of a refused
 --                      SET makes it fail, not look held forever)
 --
--- The fence is the fence key's INCR while that key lives, and the server's time in µs when it
--- starts anew (INCR answered 1: it was gone): strictly increasing per name on one server. The
+-- One node's fence is the fence key's INCR while that key lives, and the server's time in µs when
+-- it starts anew (INCR answered 1: it was gone): strictly increasing per name on one server. The
 -- fence key may expire (it lives a little longer than the lock) without leaving one key per lock
 -- name forever: the fences it handed out are at most its start time plus one per acquisition,
 -- and each acquisition takes the server more than a microsecond, so its clock has passed them
--- all when it starts again. Two commands (INCR, PEXPIRE) where the clock's way (quorum_acquire)
--- takes three and four conversions: a quarter of the server's work for a whole lock cycle.
+-- all when it starts again. Two commands (INCR, PEXPIRE) where the clock's way takes three and
+-- four conversions: a quarter of the server's work for a whole lock cycle.
+--
+-- RedLock's fence is max(last + 1, server time in µs) on each node, so that every node's fence
+-- follows the clock and the highest of any quorum rises with it: counters alone would drift apart
+-- on nodes that miss acquisitions, and a later quorum could then answer lower. Lua numbers are
+-- doubles, exact to 2^53, and µs since 1970 stay below that until the year 2255.
 local held = nil
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   -- (a key of another type fails the GET: WRONGTYPE, not held forever)
@@ -38,13 +46,22 @@ end
 if not held then
   if ARGV[7] == '1' then redis.call('ZREM', KEYS[3], ARGV[5]) end
   if ARGV[3] == '0' then return {1, 0} end
-  local fence = redis.call('INCR', KEYS[2])
-  if fence == 1 then
+  local fence
+  if string.byte(ARGV[3]) ~= 45 then  -- no '-': one node's counter
+    fence = redis.call('INCR', KEYS[2])
+    if fence == 1 then
+      local t = redis.call('TIME')
+      fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
+      redis.call('SET', KEYS[2], string.format('%.0f', fence))
+    end
+    redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  else
     local t = redis.call('TIME')
-    fence = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    redis.call('SET', KEYS[2], string.format('%.0f', fence))
+    local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+    fence = math.max(last + 1, now)
+    redis.call('SET', KEYS[2], string.format('%.0f', fence), 'PX', string.sub(ARGV[3], 2))
   end
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
   return {1, fence}
 end
 local pttl = redis.call('PTTL', KEYS[1])

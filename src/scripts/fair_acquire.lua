@@ -13,7 +13,7 @@
 --                              us), or it is free and the queue is empty or starts with us (a
 --                              holder that expired hands nothing over: the head takes the key
 --                              then). It is set for the ttl, we leave the queue, and the fence is
---                              minted as quorum_acquire.lua does
+--                              minted as acquire.lua does for RedLock
 --          {flag, t, holder}   else: we join the queue at its end, or keep our place, with the
 --                              deadline now + entry ttl (both queue keys live that long); t is
 --                              the holder's PTTL, at most a quarter of the entry ttl, so that we

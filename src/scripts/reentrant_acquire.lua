@@ -13,7 +13,7 @@
 -- Replies  {1, fence}  the lock key was free or the owner's: it holds the owner's token, the hold
 --                      joined the set with expiry now + ttl (the expired holds dropped first),
 --                      both keys live as long as the longest hold, and the fence is minted as
---                      quorum_acquire.lua does
+--                      acquire.lua does for RedLock
 --          {0, PTTL}   another owner holds the key
 local owner = redis.call('GET', KEYS[1])
 if owner and owner ~= ARGV[4] then return {0, redis.call('PTTL', KEYS[1])} end

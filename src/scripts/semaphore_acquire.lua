@@ -11,7 +11,7 @@
 -- ARGV[4]   permits
 --
 -- Replies  {1, fence}  the token joined the set with expiry now + ttl; the set lives as long as
---                      its longest member; the fence is minted as quorum_acquire.lua does,
+--                      its longest member; the fence is minted as acquire.lua does for RedLock,
 --                      max(last + 1, server time in µs)
 --          {0, t}      a barring key exists (t: its PTTL), or `permits` members remain once the
 --                      expired ones are dropped (t: the time until the first of them expires)

@@ -13,7 +13,7 @@
 --
 -- Replies  {1, fence}  no unexpired reader remains and the lock key was free: it holds the token
 --                      for ttl, the marker is cleared, and the fence is minted as
---                      quorum_acquire.lua does
+--                      acquire.lua does for RedLock
 --          {0, t}      else: sets the marker for its ttl, which stops new readers; t is the time
 --                      until the holder's key or the first reader expires, at most the longest
 --                      pause, so that a waiting writer tries again (and keeps the marker set)

@@ -1,5 +1,5 @@
 // The keyspace of an in-memory Redis node (fake_node.hpp): string keys with expiries, and the
-// lock's four scripts (acquire, quorum acquire, release, extend) evaluated on them as Redis would,
+// lock's three scripts (acquire, release, extend) evaluated on them as Redis would,
 // with the replies as Boost.Redis would hand them over. No I/O and no executor: what a test looks
 // at, and what the node runs. The script table (script_table.hpp) runs the same rows here and on
 // a real redis-server, so that this C++ cannot drift from the Lua it stands for.
@@ -98,8 +98,8 @@ public:
    /// True for the scripts that evaluate() runs; the other lease kinds' are not modelled.
    static bool models(detail::script const& code)
    {
-      return &code == &detail::acquire_script() || &code == &detail::quorum_acquire_script() ||
-             &code == &detail::release_script() || &code == &detail::extend_script();
+      return &code == &detail::acquire_script() || &code == &detail::release_script() ||
+             &code == &detail::extend_script();
    }
 
    /// Deletes a key, as a restart that comes back empty does.
@@ -115,8 +115,8 @@ protected:
             std::vector<std::string> const& args,
             std::function<void(std::string const&, std::string const&)> const& publish)
    {
-      if (&code == &detail::acquire_script() || &code == &detail::quorum_acquire_script())
-         return acquire(keys, args, &code == &detail::quorum_acquire_script());
+      if (&code == &detail::acquire_script())
+         return acquire(keys, args);
       if (&code == &detail::release_script())
          return release(keys, args, publish);
       if (&code == &detail::extend_script())
@@ -169,7 +169,7 @@ private:
    }
 
    boost::redis::generic_response acquire(std::vector<std::string> const& keys,
-                                          std::vector<std::string> const& args, bool by_clock)
+                                          std::vector<std::string> const& args)
    {
       // A waiter's registration (KEYS[3], ARGV[5..7]) is not kept: no release names a waiter here,
       // so every release wakes every waiter, as a release that finds none registered does.
@@ -187,12 +187,14 @@ private:
       store_[keys[0]] = entry{args[0], now + ms(args[1])};
       if (args[2] == "0")
          return pair(1, 0);  // no fence wanted
-      // As the scripts: max(last + 1, server time) over a quorum; on one node, INCR while the
-      // fence key lives and the server's time when it starts anew.
+      // As the script: max(last + 1, server time) for RedLock (the fence key's TTL negative); on
+      // one node, INCR while the fence key lives and the server's time when it starts anew.
+      bool const by_clock = args[2].starts_with('-');
+      auto const fence_ttl = by_clock ? args[2].substr(1) : args[2];
       std::uint64_t const server_time = clock_base_ + ++ticks_;
       std::uint64_t const last = get(keys[1]) ? std::stoull(*get(keys[1])) : 0;
       auto const fence = by_clock ? std::max(last + 1, server_time) : last ? last + 1 : server_time;
-      store_[keys[1]] = entry{std::to_string(fence), now + ms(args[2])};
+      store_[keys[1]] = entry{std::to_string(fence), now + ms(fence_ttl)};
       minted[args[0]] = fence;
       return pair(1, static_cast<std::int64_t>(fence));
    }

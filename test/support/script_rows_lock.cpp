@@ -1,5 +1,5 @@
-// The table's rows for the lock's scripts (src/scripts/acquire.lua, quorum_acquire.lua,
-// release.lua, extend.lua), which fake_store runs too. Lock ttl 60000 ms, fence key ttl 90000 ms.
+// The table's rows for the lock's scripts (src/scripts/acquire.lua, release.lua, extend.lua),
+// which fake_store runs too. Lock ttl 60000 ms, fence key ttl 90000 ms.
 #include "support/script_table.hpp"
 
 #include "sansio/scripts.hpp"
@@ -136,89 +136,54 @@ std::vector<script_row> acquire_rows()
    };
 }
 
-std::vector<script_row> quorum_acquire_rows()
+// RedLock's fence (the fence key's TTL sent negative): max(last + 1, the server's clock). The
+// rows that never reach the fence (a key taken, a reservation for another, no fence wanted, a key
+// of another type) are the counter's, above.
+std::vector<script_row> clock_fence_rows()
 {
    return {
-      {.what = "free key, new fence key: the server's clock",
-       .code = quorum_acquire_script,
+      {.what = "the clock's fence: free key, new fence key: the server's clock",
+       .code = acquire_script,
        .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "90000"},
+       .args = {"tok", "60000", "-90000"},
        .reply = "[1 @us]",
        .after = {str("lock", "tok", 60000), str("fence", "@us", 90000)}},
-      {.what = "a fence behind the clock: the clock wins",
-       .code = quorum_acquire_script,
+      {.what = "the clock's fence: a fence behind the clock: the clock wins",
+       .code = acquire_script,
        .before = {str("fence", "41", 30000)},
        .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "90000"},
+       .args = {"tok", "60000", "-90000"},
        .reply = "[1 @us]",
        .after = {str("lock", "tok", 60000), str("fence", "@us", 90000)}},
-      {.what = "a fence ahead of the clock: last + 1",
-       .code = quorum_acquire_script,
+      {.what = "the clock's fence: a fence ahead of the clock: last + 1",
+       .code = acquire_script,
        .before = {str("fence", "5000000000000000")},
        .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "90000"},
+       .args = {"tok", "60000", "-90000"},
        .reply = "[1 5000000000000001]",
        .after = {str("lock", "tok", 60000), str("fence", "5000000000000001", 90000)}},
-      {.what = "taken: the holder's PTTL",
-       .code = quorum_acquire_script,
-       .before = {str("lock", "other", 60000)},
-       .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "90000"},
-       .reply = "[0 ~60000]",
-       .after = {str("lock", "other", 60000)}},
-      {.what = "handed over in this process",
-       .code = quorum_acquire_script,
+      {.what = "the clock's fence: handed over in this process",
+       .code = acquire_script,
        .before = {str("lock", "old", 30000)},
        .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "90000", "old"},
+       .args = {"tok", "60000", "-90000", "old"},
        .reply = "[1 @us]",
        .after = {str("lock", "tok", 60000), str("fence", "@us", 90000)}},
-      {.what = "taken, a waiter: registered until its wait ends",
-       .code = quorum_acquire_script,
-       .before = {str("lock", "other", 60000)},
-       .keys = {"lock", "fence", "waiters"},
-       .args = {"tok", "60000", "90000", "", "w", "5000", "0"},
-       .reply = "[0 ~60000]",
-       .after = {str("lock", "other", 60000), zset("waiters", {"w", "@ms+5000"}, 5000)},
-       .real_only = no_waiters},
-      {.what = "free key, a registered waiter: taken, and the waiter leaves the waiters",
-       .code = quorum_acquire_script,
+      {.what = "the clock's fence: free key, a registered waiter: taken, and it leaves the waiters",
+       .code = acquire_script,
        .before = {zset("waiters", {"w", later})},
        .keys = {"lock", "fence", "waiters"},
-       .args = {"tok", "60000", "90000", "", "w", "5000", "1"},
+       .args = {"tok", "60000", "-90000", "", "w", "5000", "1"},
        .reply = "[1 @us]",
        .after = {str("lock", "tok", 60000), str("fence", "@us", 90000)},
        .real_only = no_waiters},
-      {.what = "reserved for this waiter by a release that named it: taken",
-       .code = quorum_acquire_script,
+      {.what = "the clock's fence: reserved for this waiter by a release that named it: taken",
+       .code = acquire_script,
        .before = {str("lock", "w", 30000)},
        .keys = {"lock", "fence", "waiters"},
-       .args = {"tok", "60000", "90000", "", "w", "5000", "1"},
+       .args = {"tok", "60000", "-90000", "", "w", "5000", "1"},
        .reply = "[1 @us]",
        .after = {str("lock", "tok", 60000), str("fence", "@us", 90000)}},
-      {.what = "reserved for another waiter: held",
-       .code = quorum_acquire_script,
-       .before = {str("lock", "x", 30000)},
-       .keys = {"lock", "fence", "waiters"},
-       .args = {"tok", "60000", "90000", "", "w", "5000", "1"},
-       .reply = "[0 ~30000]",
-       .after = {str("lock", "x", 30000), zset("waiters", {"w", "@ms+5000"}, 5000)},
-       .real_only = no_waiters},
-      {.what = "free key, no fence wanted: taken, fence 0, the fence key untouched",
-       .code = quorum_acquire_script,
-       .before = {str("fence", "41", 30000)},
-       .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "0"},
-       .reply = "[1 0]",
-       .after = {str("lock", "tok", 60000), str("fence", "41", 30000)}},
-      {.what = "a key of another type: WRONGTYPE",
-       .code = quorum_acquire_script,
-       .before = {list("lock", {"x"})},
-       .keys = {"lock", "fence"},
-       .args = {"tok", "60000", "90000"},
-       .reply = "!WRONGTYPE",
-       .after = {list("lock", {"x"})},
-       .real_only = only_strings},
    };
 }
 
@@ -437,7 +402,7 @@ std::vector<script_row> extend_rows()
 
 std::vector<script_row> script_rows_of_the_lock()
 {
-   return rows_of({acquire_rows, quorum_acquire_rows, release_rows, extend_rows});
+   return rows_of({acquire_rows, clock_fence_rows, release_rows, extend_rows});
 }
 
 }  // namespace locksmith::test

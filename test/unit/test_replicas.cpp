@@ -79,7 +79,6 @@ BOOST_AUTO_TEST_CASE(only_a_grant_needs_the_replicas)
 {
    BOOST_TEST(granted(acquire_script(), acquire_then("1", "42", {})));
    BOOST_TEST(!granted(acquire_script(), acquire_then("0", "900", {})));
-   BOOST_TEST(granted(quorum_acquire_script(), acquire_then("1", "42", {})));
    // The extend script answers one entry per lease: a call that renewed any of them wrote.
    auto const renewed = [](std::vector<std::string> const& answers) {
       std::vector<node> nodes{{type::array, answers.size(), 0, ""}};
@@ -98,7 +97,6 @@ BOOST_AUTO_TEST_CASE(only_a_grant_needs_the_replicas)
 BOOST_AUTO_TEST_CASE(acquire_and_extend_wait_but_release_does_not)
 {
    BOOST_TEST(waits_for_replicas(acquire_script()));
-   BOOST_TEST(waits_for_replicas(quorum_acquire_script()));
    BOOST_TEST(waits_for_replicas(extend_script()));
    BOOST_TEST(!waits_for_replicas(release_script()));
 }

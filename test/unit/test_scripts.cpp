@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
    auto all = every_script();
    for (auto const* s : every_sharded_script())
       all.push_back(s);
-   BOOST_TEST(all.size() == 19u);
+   BOOST_TEST(all.size() == 18u);
    for (auto const* s : all) {
       BOOST_TEST_CONTEXT("script " << s->name)
       {
@@ -108,13 +108,11 @@ BOOST_AUTO_TEST_CASE(scripts_have_distinct_shas_of_their_text)
    }
    auto const lock = all_scripts();
    BOOST_TEST((std::vector<script const*>{lock.begin(), lock.end()} ==
-               std::vector<script const*>{all.begin(), all.begin() + 4}));
+               std::vector<script const*>{all.begin(), all.begin() + 3}));
    BOOST_TEST(acquire_script().name == "acquire");
-   BOOST_TEST(quorum_acquire_script().name == "quorum acquire");
    BOOST_TEST(release_script().name == "release");
    BOOST_TEST(extend_script().name == "extend");
    BOOST_TEST((acquire_script().role == script_role::acquire &&
-               quorum_acquire_script().role == script_role::acquire &&
                release_script().role == script_role::release &&
                extend_script().role == script_role::extend && extend_script().batched));
    // The same object every time.

@@ -5,6 +5,14 @@
 #include "support/integration.hpp"
 #include "support/server_version.hpp"
 
+#include "sansio/pushes.hpp"
+#include "sansio/url.hpp"
+#include "transport/subscriber_link.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 namespace test_acl {
 
 namespace {
@@ -257,6 +265,46 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
       BOOST_TEST((!uec || uec == error::lease_expired), uec.message());
       co_await holder.async_close(tuple);
    }());
+}
+
+// A refusal read with other pushes costs none of them: the subscriber link of a user limited to
+// the lock's channels subscribes to a channel it may not use, then to one it may, back to back,
+// so that the refusal and the confirmation come in one read; both are reported, in order. (A
+// generic_response kept only a batch's error, and dropped the confirmation read with it: a
+// channel left unconfirmed for the connection's life.)
+BOOST_AUTO_TEST_CASE(a_refusal_among_pushes_costs_none_of_them)
+{
+   using locksmith::detail::push_event;
+   auto const version = locksmith::test::redis_server_version();
+   if (!version || *version < locksmith::test::server_version{6, 2, 0}) {
+      BOOST_TEST_MESSAGE("skipped: " << locksmith::test::redis_server_name()
+                                     << " has no ACL rules for channels");
+      return;
+   }
+   add_user(*this, "locker", lock_rules());
+   auto const node = locksmith::detail::parse_url("redis://locker:" + std::string{password} +
+                                                  "@127.0.0.1:" + std::to_string(srv.port()));
+   BOOST_TEST_REQUIRE(node.has_value());
+   auto link = std::make_shared<locksmith::detail::subscriber_link>(ioc.get_executor(), *node,
+                                                                    locksmith::config{});
+   std::vector<push_event> got;
+   link->start([&](push_event const& e) { got.push_back(e); });
+   auto const allowed = release_channel(unique_key());
+   link->subscribe("elsewhere");
+   link->subscribe(allowed);
+   auto const at = [&](push_event::kind k, std::string const& channel) {
+      return std::find_if(got.begin(), got.end(),
+                          [&](push_event const& e) { return e.what == k && e.channel == channel; });
+   };
+   run(ioc, 20s, [&]() -> asio::awaitable<void> {
+      BOOST_TEST(co_await eventually(
+         [&] { return at(push_event::kind::subscribed, allowed) != got.end(); }, 10s));
+   }());
+   auto const refused = at(push_event::kind::refused, "");
+   BOOST_TEST_REQUIRE((refused != got.end()));
+   BOOST_TEST(refused->payload.starts_with("NOPERM"), refused->payload);
+   BOOST_TEST((refused < at(push_event::kind::subscribed, allowed)));
+   link->stop();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -262,15 +262,17 @@ void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redi
    // one, expires by its TTL; no release could publish it).
    if (!unsupported_.empty() && !stopped_)
       return refuse(*c, std::move(r));
-   auto const redir = r.ec || stopped_ ? std::nullopt : parse_redirect(r.server_message);
+   // What the server said, unless the call failed on the way or the node is stopping.
+   auto const said = r.ec || stopped_ ? std::string_view{} : std::string_view{r.server_message};
+   auto const redir = parse_redirect(said);
    // A multi-key call whose keys a migration under way has split between two nodes; or a script
    // that met a key the migration may have moved, and stopped there. That one ran up to there:
    // sent again as after TRYAGAIN (our scripts may run again over what they wrote), and if the
    // slot outlasts the call, a call that may have written (an acquire's key is then owed a
    // release, as a timed-out call's is).
-   bool const cut_short = !r.ec && !stopped_ && stopped_in_a_moving_slot(r.server_message);
+   bool const cut_short = stopped_in_a_moving_slot(said);
    c->ran = c->ran || cut_short;
-   bool const again = cut_short || (!r.ec && !stopped_ && r.server_message.starts_with("TRYAGAIN"));
+   bool const again = cut_short || said.starts_with("TRYAGAIN");
    if (!(redir || again)) {
       if (!stopped_ && master_may_be_gone(r))
          refresh_soon();
@@ -316,11 +318,11 @@ std::shared_ptr<redis_node> cluster_node::follow(redirect const& redir)
 
 void cluster_node::slot_in_motion(std::shared_ptr<routed_call> c, node_reply&& r)
 {
-   // The call's time ran out while its slot was in motion. The script ran nowhere (a redirection
-   // or TRYAGAIN is all that each node answered; else `ran`, and it counts as sent), so the call
-   // fails as one that was never sent:
-   // a passing failure that the engine tries again within the caller's wait, a renewal within
-   // the lease's validity and a release until the key expires; and no release is owed for it.
+   // The call's time ran out while its slot was in motion: a passing failure that the engine
+   // tries again within the caller's wait, a renewal within the lease's validity and a release
+   // until the key expires. Where a redirection or TRYAGAIN is all that each node answered, the
+   // script ran nowhere, so the call fails as one that was never sent, and no release is owed
+   // for it; one that a send ran part way (`ran`) may have written, and counts as sent.
    r.ec = asio::error::try_again;
    r.sent = c->ran;
    r.server_message = "slot " + std::to_string(c->slot) + " in motion: " + r.server_message;

@@ -3,15 +3,8 @@
 // once with error::auth_failed; the password shows up nowhere.
 #include "readme_acl.hpp"
 #include "support/integration.hpp"
+#include "support/recorded_link.hpp"
 #include "support/server_version.hpp"
-
-#include "sansio/pushes.hpp"
-#include "sansio/url.hpp"
-#include "transport/subscriber_link.hpp"
-
-#include <algorithm>
-#include <memory>
-#include <vector>
 
 namespace test_acl {
 
@@ -274,7 +267,6 @@ BOOST_FIXTURE_TEST_CASE(restarts_never_hand_out_a_held_lock_through_the_readmes_
 // channel left unconfirmed for the connection's life.)
 BOOST_AUTO_TEST_CASE(a_refusal_among_pushes_costs_none_of_them)
 {
-   using locksmith::detail::push_event;
    auto const version = locksmith::test::redis_server_version();
    if (!version || *version < locksmith::test::server_version{6, 2, 0}) {
       BOOST_TEST_MESSAGE("skipped: " << locksmith::test::redis_server_name()
@@ -282,29 +274,22 @@ BOOST_AUTO_TEST_CASE(a_refusal_among_pushes_costs_none_of_them)
       return;
    }
    add_user(*this, "locker", lock_rules());
-   auto const node = locksmith::detail::parse_url("redis://locker:" + std::string{password} +
-                                                  "@127.0.0.1:" + std::to_string(srv.port()));
-   BOOST_TEST_REQUIRE(node.has_value());
-   auto link = std::make_shared<locksmith::detail::subscriber_link>(ioc.get_executor(), *node,
-                                                                    locksmith::config{});
-   std::vector<push_event> got;
-   link->start([&](push_event const& e) { got.push_back(e); });
+   using kind = locksmith::test::recorded_link::kind;
+   locksmith::test::recorded_link link{ioc.get_executor(),
+                                       "redis://locker:" + std::string{password} +
+                                          "@127.0.0.1:" + std::to_string(srv.port()),
+                                       locksmith::config{}};
    auto const allowed = release_channel(unique_key());
-   link->subscribe("elsewhere");
-   link->subscribe(allowed);
-   auto const at = [&](push_event::kind k, std::string const& channel) {
-      return std::find_if(got.begin(), got.end(),
-                          [&](push_event const& e) { return e.what == k && e.channel == channel; });
-   };
+   link.subscribe("elsewhere");
+   link.subscribe(allowed);
    run(ioc, 20s, [&]() -> asio::awaitable<void> {
       BOOST_TEST(co_await eventually(
-         [&] { return at(push_event::kind::subscribed, allowed) != got.end(); }, 10s));
+         [&] { return link.first(kind::subscribed, allowed) != link.got.end(); }, 10s));
    }());
-   auto const refused = at(push_event::kind::refused, "");
-   BOOST_TEST_REQUIRE((refused != got.end()));
+   auto const refused = link.first(kind::refused, "");
+   BOOST_TEST_REQUIRE((refused != link.got.end()));
    BOOST_TEST(refused->payload.starts_with("NOPERM"), refused->payload);
-   BOOST_TEST((refused < at(push_event::kind::subscribed, allowed)));
-   link->stop();
+   BOOST_TEST((refused < link.first(kind::subscribed, allowed)));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

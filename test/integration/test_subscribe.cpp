@@ -4,15 +4,10 @@
 // local queue and the commands per acquisition have files of their own.
 #include "support/counter_processes.hpp"
 #include "support/integration.hpp"
+#include "support/recorded_link.hpp"
 #include "support/subscribe_fixture.hpp"
 
-#include "sansio/pushes.hpp"
-#include "sansio/url.hpp"
-#include "transport/subscriber_link.hpp"
-
 #include <algorithm>
-#include <memory>
-#include <vector>
 
 namespace test_subscribe {
 
@@ -275,22 +270,13 @@ BOOST_AUTO_TEST_CASE(four_processes_exclude_each_other)
 // load, one client in four got a third of the others' share, and waits of seconds).
 BOOST_AUTO_TEST_CASE(a_push_read_in_parts_is_not_lost)
 {
-   using locksmith::detail::push_event;
-   auto const node = locksmith::detail::parse_url(srv.url());
-   BOOST_TEST_REQUIRE(node.has_value());
-   auto link =
-      std::make_shared<locksmith::detail::subscriber_link>(ioc.get_executor(), *node, cfg());
-   std::vector<push_event> got;
-   link->start([&](push_event const& e) { got.push_back(e); });
+   using kind = locksmith::test::recorded_link::kind;
+   locksmith::test::recorded_link link{ioc.get_executor(), srv.url(), cfg()};
    auto const ch = channel(unique_key());
-   auto const seen = [&](push_event::kind k) {
-      return std::count_if(got.begin(), got.end(),
-                           [&](push_event const& e) { return e.what == k && e.channel == ch; });
-   };
-   link->subscribe(ch);
+   link.subscribe(ch);
    run(ioc, 30s, [&]() -> asio::awaitable<void> {
       BOOST_TEST_REQUIRE(
-         co_await eventually([&] { return seen(push_event::kind::subscribed) == 1; }));
+         co_await eventually([&] { return link.count(kind::subscribed, ch) == 1; }));
       // One script publishes a short message and a long one: they leave the server together, and
       // the long one's first nodes come in the read that completes the short one.
       std::size_t const long_one = 4'000'000;
@@ -298,14 +284,12 @@ BOOST_AUTO_TEST_CASE(a_push_read_in_parts_is_not_lost)
                 "redis.call('PUBLISH', KEYS[1], 'short') "
                 "return redis.call('PUBLISH', KEYS[1], string.rep('x', ARGV[1]))",
                 "1", ch, std::to_string(long_one)});
-      BOOST_TEST(co_await eventually([&] { return seen(push_event::kind::message) == 2; }, 10s));
-      auto const last = std::find_if(got.rbegin(), got.rend(), [](push_event const& e) {
-         return e.what == push_event::kind::message;
-      });
-      BOOST_TEST_REQUIRE((last != got.rend()));
+      BOOST_TEST(co_await eventually([&] { return link.count(kind::message, ch) == 2; }, 10s));
+      auto const last = std::find_if(link.got.rbegin(), link.got.rend(),
+                                     [](auto const& e) { return e.what == kind::message; });
+      BOOST_TEST_REQUIRE((last != link.got.rend()));
       BOOST_TEST(last->payload.size() == long_one);
    }());
-   link->stop();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -45,15 +45,14 @@ public:
    /// The first push of kind `k` about `channel` (empty: none, as a refusal's), or got.end().
    std::vector<push_event>::const_iterator first(kind k, std::string const& channel) const
    {
-      return std::find_if(got.begin(), got.end(), [&](push_event const& e) {
-         return e.what == k && e.channel == channel;
-      });
+      return std::find_if(got.begin(), got.end(),
+                          [&](push_event const& e) { return e.what == k && e.channel == channel; });
    }
    std::size_t count(kind k, std::string const& channel) const
    {
-      return static_cast<std::size_t>(std::count_if(got.begin(), got.end(), [&](push_event const& e) {
-         return e.what == k && e.channel == channel;
-      }));
+      return static_cast<std::size_t>(
+         std::count_if(got.begin(), got.end(),
+                       [&](push_event const& e) { return e.what == k && e.channel == channel; }));
    }
 
    std::vector<push_event> got;  // in the order received

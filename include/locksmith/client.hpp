@@ -256,8 +256,16 @@ public:
    /// @li error::not_owner: the key had expired and someone else holds the lock now.
    /// @li error::quorum_unreachable, error::unexpected_reply: as `async_lock`. After
    ///     quorum_unreachable the release goes on, owned by the client: it is sent again to each
-   ///     node that did not answer (a silent node, a Redis Cluster slot in motion) until it lands
-   ///     or the key has expired (see async_close).
+   ///     node that did not answer (a silent or restarting node) until it lands or the key has
+   ///     expired (see async_close).
+   ///
+   /// A routine operation delays an unlock; it does not fail it. A Redis Cluster node that answers
+   /// that the name's slot is in motion (`TRYAGAIN`, `ASK` or `MOVED` for longer than the node
+   /// timeout, or a script stopped by a migrating slot) or that its cluster is electing a master
+   /// (`CLUSTERDOWN`) has not voted yet: the release is sent again until that node answers
+   /// otherwise, or the key has expired, and the unlock completes then with the verdict (the
+   /// time a reshard takes to move the slot's keys, or a failover's election). Cancel it to stop
+   /// waiting: the release goes on, as below.
    ///
    /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:
    /// for a while, perhaps from well before the call, another holder may have held the name while

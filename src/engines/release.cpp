@@ -94,7 +94,13 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    st->st = status::released;  // end() leaves a lost lease as it is: mark it given back too
    // Sent where the key may be, and owned there until each node answered, or the key has
    // expired by itself; elsewhere another owner held it when it was taken.
-   persistence keep{st->renewed_at + st->ttl, ctx.work, st->may_hold, true};
+   // A slot move or a failover's election is waited out, up to then: it is routine, and the
+   // release lands once it ends.
+   persistence keep{.until = st->renewed_at + st->ttl,
+                    .work = ctx.work,
+                    .nodes = st->may_hold,
+                    .only_there = true,
+                    .wait_out_operations = true};
    // The handed lease's token, where this one's takeover may have been lost with a failed-over
    // master (a key that holds it is this lease's, and nobody else's): released by the same call.
    auto const handed = std::exchange(st->took_over, {});

@@ -79,6 +79,12 @@ struct persistence {
    // The call goes to `nodes` alone: the others, where the key cannot be (another owner held it
    // when it was taken), are not asked and count as no, as a release finding it gone would.
    bool only_there = false;
+   // A node that answers that the cluster is busy with a routine operation (asio::error::try_again:
+   // its slot in motion, or a failover's election) has not voted yet: the call is sent again as a
+   // failed one is, and the node votes with its first other answer, or with that failure once
+   // `until` has passed or the work is closed. For an unlock that its caller waits for, so that
+   // a slot move or a failover is waited out instead of reported as an outage.
+   bool wait_out_operations = false;
 
    bool covers(std::size_t node) const noexcept
    {

@@ -163,6 +163,7 @@ struct node_call : std::enable_shared_from_this<node_call> {
    std::optional<persistence> keep;
    asio::any_io_executor io;
    unsigned attempt = 0;
+   bool voted = false;
 
    void send(std::chrono::milliseconds t)
    {
@@ -183,8 +184,13 @@ struct node_call : std::enable_shared_from_this<node_call> {
       bool const final_refusal = r.ec == error::auth_failed || r.ec == error::invalid_argument;
       bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !final_refusal &&
                          !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
-      if (attempt == 0)
+      // The first answer is the node's vote, unless it says that a routine operation is under
+      // way and the caller waits that out (persistence::wait_out_operations).
+      bool const waits = again && keep->wait_out_operations && r.ec == asio::error::try_again;
+      if (!voted && !waits) {
+         voted = true;
          op->on_reply(*call->code, index, std::move(r), *n);
+      }
       if (!again) {
          if (keep)
             keep->work->done();

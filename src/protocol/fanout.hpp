@@ -65,7 +65,8 @@ using late_vote_handler = std::function<void(std::size_t, vote)>;
 /// With `keep` (releases), a node whose call failed (timed out, or not sent while its
 /// connection was down) is sent the call again, with a growing pause (release_retry), until it
 /// answers or `keep->until` has passed or the work is closed; the first failure still counts
-/// as its vote. Each node's calls count in `keep->work` until they end. Only the nodes that
+/// as its vote, unless it is a routine operation's that `keep->wait_out_operations` waits out.
+/// Each node's calls count in `keep->work` until they end. Only the nodes that
 /// `keep->nodes` names are owned so (all when it is empty).
 ///
 /// `handler` runs on `io`, from a reply's or a cancellation's call, never inside this one: it is

@@ -336,6 +336,51 @@ BOOST_AUTO_TEST_CASE(a_release_stopped_part_way_by_a_migrating_slot_lands_when_i
    }());
 }
 
+// A permit asked for in a slot only marked as migrating, where the semaphore's one entry is a
+// crashed holder's, expired: semaphore_acquire.lua drops it, which deletes the set, then adds its
+// own, and in a MIGRATING slot Redis refuses that write part way, as it refuses release.lua's
+// (above). The attempt waits the move out and gets its permit on the new master.
+BOOST_AUTO_TEST_CASE(a_permit_over_an_expired_one_waits_out_a_migrating_slot)
+{
+   locksmith::client c{ioc.get_executor(), test_config({cluster.url()}, 300ms)};
+   auto const name = name_on(0);
+   auto const slot = slot_of(name);
+   run(ioc, 90s, [&]() -> asio::awaitable<void> {
+      // The crashed holder: a permit never renewed, its expiry moved into the past by hand.
+      auto crashed = co_await c.async_acquire_permit(name, 1, {.renew = false});
+      BOOST_REQUIRE(cluster.master(0).text({"ZADD", lock_key(name), "XX", "1", crashed.token()}) ==
+                    "0");
+      cluster.mark_migration(slot, 0, 1);
+      auto const stopped_before = error_count(cluster.master(0), "ERR");
+      locksmith::test::task_group tasks{ioc};
+      locksmith::test::event done{ioc};
+      error_code ec;
+      lease l;
+      tasks.spawn([](locksmith::client& c, std::string name, error_code& ec, lease& l,
+                     locksmith::test::event& done) -> asio::awaitable<void> {
+         std::tie(ec, l) = co_await c.async_acquire_permit(name, 1, {.wait = 60s},
+                                                           asio::as_tuple(asio::use_awaitable));
+         done.set();
+      }(c, name, ec, l, done));
+      // The script ran up to its ZADD: the expired entry dropped, and the set with it.
+      BOOST_REQUIRE(co_await eventually(
+         [&] { return error_count(cluster.master(0), "ERR") > stopped_before; }, 10s));
+      // (A key the node lacks in a MIGRATING slot is answered ASK.)
+      BOOST_TEST(cluster.master(0).text({"EXISTS", lock_key(name)}) != "1");
+      co_await sleep_for(1s);
+      BOOST_TEST(!done.is_set(), "ended while the slot moved: " << ec.message());
+      cluster.migrate_keys(slot, 0, 1);
+      cluster.end_migration(slot, 1);
+      BOOST_REQUIRE(co_await done.wait(30s));
+      BOOST_TEST(!ec, ec.message());
+      BOOST_TEST(cluster.master(1).text({"ZSCORE", lock_key(name), l.token()}) != "(nil)");
+      co_await c.async_unlock(l);
+      co_await c.async_unlock(crashed,
+                              asio::as_tuple(asio::use_awaitable));  // expired: any verdict
+      co_await c.async_close();
+   }());
+}
+
 // config::wait_replicas = 1 with a replica as the only seed: the first calls, sent before the
 // slot map is known, reach the replica, which answers the script with MOVED and the WAIT behind
 // it with an error of its own; the MOVED wins, and each lock is granted on its master (and

@@ -264,7 +264,9 @@ public:
    /// timeout, or a script stopped by a migrating slot) or that its cluster is electing a master
    /// (`CLUSTERDOWN`) has not voted yet: the release is sent again until that node answers
    /// otherwise, or the key has expired, and the unlock completes then with the verdict (the
-   /// time a reshard takes to move the slot's keys, or a failover's election). Cancel it to stop
+   /// time a reshard takes to move the slot's keys, or a failover's election). A cluster that
+   /// stays down (a master lost with no replica to promote) answers `CLUSTERDOWN` until the key
+   /// has expired, and the unlock completes then with quorum_unreachable. Cancel it to stop
    /// waiting: the release goes on, as below.
    ///
    /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:

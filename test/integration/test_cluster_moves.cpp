@@ -56,12 +56,14 @@ std::vector<std::string> fill_slot(cluster_fixture& f, std::string const& name, 
    return keys;
 }
 
-// Locks `name` and keeps the outcome, then calls `then`: a lock attempt run beside the test.
+// Locks `name` (or takes the lease of another `kind`) and keeps the outcome, then calls `then`:
+// an attempt run beside the test.
 asio::awaitable<void> lock_into(locksmith::client& c, std::string name,
                                 locksmith::lock_options opts, error_code& ec, lease& l,
-                                std::function<void()> then)
+                                std::function<void()> then, locksmith::detail::lease_kind kind = {})
 {
-   std::tie(ec, l) = co_await c.async_lock(name, opts, asio::as_tuple(asio::use_awaitable));
+   auto token = asio::as_tuple(asio::use_awaitable);
+   std::tie(ec, l) = co_await locksmith::detail::initiate_acquire(c, token, kind, name, opts);
    then();
 }
 
@@ -86,6 +88,21 @@ BOOST_FIXTURE_TEST_SUITE(cluster_moves, cluster_fixture,
                          *needs_redis_server() * locksmith::test::needs_cluster_server())
 
 namespace {
+
+// After `waited`, checks that the attempt run beside the test (`done`, `ec`) still waits, then
+// moves the rest of `slot` from master 0 to master 1 and ends the move, and checks that the
+// attempt then succeeds.
+asio::awaitable<void> end_move_once_it_waits(cluster_fixture& f, std::uint16_t slot,
+                                             locksmith::test::event& done, error_code const& ec,
+                                             std::chrono::milliseconds waited)
+{
+   co_await sleep_for(waited);
+   BOOST_TEST(!done.is_set(), "ended while the slot moved: " << ec.message());
+   f.cluster.migrate_keys(slot, 0, 1);
+   f.cluster.end_migration(slot, 1);
+   BOOST_REQUIRE(co_await done.wait(30s));
+   BOOST_TEST(!ec, ec.message());
+}
 
 // A lock attempt on a name of master 0 while its slot moves to master 1: marked, half of the
 // other keys moved, the lock's own keys still on master 0 (or never made, for a new name). Every
@@ -119,13 +136,7 @@ void lock_across_a_move(cluster_fixture& f, bool used_before)
       tasks.spawn(lock_into(c, name, {.ttl = 10s, .wait = 60s}, ec, l, [&] { done.set(); }));
       BOOST_REQUIRE(co_await eventually([&] { return motion_errors(f) > met_before; }, 10s));
       // Several node timeouts: calls gave up on the slot in motion, and the attempt waits on.
-      co_await sleep_for(1500ms);
-      BOOST_TEST(!done.is_set(), "ended while the slot moved: " << ec.message());
-
-      cluster.migrate_keys(slot, 0, 1);
-      cluster.end_migration(slot, 1);
-      BOOST_REQUIRE(co_await done.wait(30s));
-      BOOST_TEST(!ec, ec.message());
+      co_await end_move_once_it_waits(f, slot, done, ec, 1500ms);
       BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
       BOOST_TEST(l.fencing_token() > fence_before);
       co_await c.async_unlock(l);
@@ -356,23 +367,14 @@ BOOST_AUTO_TEST_CASE(a_permit_over_an_expired_one_waits_out_a_migrating_slot)
       locksmith::test::event done{ioc};
       error_code ec;
       lease l;
-      tasks.spawn([](locksmith::client& c, std::string name, error_code& ec, lease& l,
-                     locksmith::test::event& done) -> asio::awaitable<void> {
-         std::tie(ec, l) = co_await c.async_acquire_permit(name, 1, {.wait = 60s},
-                                                           asio::as_tuple(asio::use_awaitable));
-         done.set();
-      }(c, name, ec, l, done));
+      tasks.spawn(lock_into(c, name, {.wait = 60s}, ec, l, [&] { done.set(); },
+                            {locksmith::detail::lease_kind::of::permit, 1}));
       // The script ran up to its ZADD: the expired entry dropped, and the set with it.
       BOOST_REQUIRE(co_await eventually(
          [&] { return error_count(cluster.master(0), "ERR") > stopped_before; }, 10s));
       // (A key the node lacks in a MIGRATING slot is answered ASK.)
       BOOST_TEST(cluster.master(0).text({"EXISTS", lock_key(name)}) != "1");
-      co_await sleep_for(1s);
-      BOOST_TEST(!done.is_set(), "ended while the slot moved: " << ec.message());
-      cluster.migrate_keys(slot, 0, 1);
-      cluster.end_migration(slot, 1);
-      BOOST_REQUIRE(co_await done.wait(30s));
-      BOOST_TEST(!ec, ec.message());
+      co_await end_move_once_it_waits(*this, slot, done, ec, 1s);
       BOOST_TEST(cluster.master(1).text({"ZSCORE", lock_key(name), l.token()}) != "(nil)");
       co_await c.async_unlock(l);
       co_await c.async_unlock(crashed,

@@ -180,7 +180,9 @@ BOOST_FIXTURE_TEST_CASE(locks_on_a_dead_masters_slots_work_again_after_its_failo
    auto const lock_others = [&]() -> asio::awaitable<void> {
       for (std::size_t i = 0; i < others.size(); ++i) {
          auto l = co_await c.async_lock(others[i], {.ttl = 10s, .wait = 10s});
-         BOOST_TEST(cluster.master(i + 1).text({"GET", lock_key(others[i])}) == l.token());
+         // The cluster may go down (the master's death noticed) between the grant and this read.
+         auto const there = cluster.master(i + 1).text({"GET", lock_key(others[i])});
+         BOOST_TEST((there == l.token() || there.starts_with("CLUSTERDOWN")), there);
          co_await c.async_unlock(l);
       }
    };

@@ -9,6 +9,8 @@
 #include <boost/asio/post.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 namespace locksmith::detail {
 namespace asio = boost::asio;
@@ -164,6 +166,7 @@ struct node_call : std::enable_shared_from_this<node_call> {
    asio::any_io_executor io;
    unsigned attempt = 0;
    bool voted = false;
+   std::optional<node_reply> held_back;  // a routine operation's answer, not yet a vote
 
    void send(std::chrono::milliseconds t)
    {
@@ -185,26 +188,40 @@ struct node_call : std::enable_shared_from_this<node_call> {
       bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !final_refusal &&
                          !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
       // The first answer is the node's vote, unless it says that a routine operation is under
-      // way and the caller waits that out (persistence::wait_out_operations).
+      // way and the caller waits that out (persistence::wait_out_operations): that one is kept
+      // back, and is the vote if no other answer comes.
       bool const waits = again && keep->wait_out_operations && r.ec == asio::error::try_again;
-      if (!voted && !waits) {
-         voted = true;
-         op->on_reply(*call->code, index, std::move(r), *n);
-      }
-      if (!again) {
-         if (keep)
-            keep->work->done();
-         return;
-      }
+      if (waits && !voted)
+         held_back = std::move(r);
+      else
+         vote(std::move(r));
+      if (!again)
+         return end();
       auto const plan = release_retry(timeout, attempt++);
       auto timer = std::make_shared<asio::steady_timer>(io, plan.pause);
       keep->work->track(timer);
       // Cancelled by close(), or by hurry(): a node's new route, tried at once.
       timer->async_wait([self = shared_from_this(), timer, plan](error_code) {
          if (self->keep->work->closed())
-            return self->keep->work->done();
+            return self->end();
          self->send(plan.timeout);
       });
+   }
+
+   // The node's vote, once.
+   void vote(node_reply&& r)
+   {
+      if (!std::exchange(voted, true))
+         op->on_reply(*call->code, index, std::move(r), *n);
+   }
+
+   // No more calls: a vote kept back counts now.
+   void end()
+   {
+      if (auto r = std::exchange(held_back, std::nullopt))
+         vote(std::move(*r));
+      if (keep)
+         keep->work->done();
    }
 };
 

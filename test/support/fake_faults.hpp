@@ -25,26 +25,31 @@ enum class fault {
    noscript,     ///< the node's script cache was flushed just before this command
    wrong_shape,  ///< the command runs, but the reply is of another script's shape, as when a
                  ///< connection matches replies to the wrong requests
+   in_motion,    ///< a Redis Cluster slot in motion, or an election (cluster_node's passing
+                 ///< failure): no effect; asio::error::try_again at once
 };
 
 inline char const* to_string(fault f)
 {
-   constexpr char const* names[] = {"none",       "timeout",     "refused",  "hang",
-                                    "lost_reply", "error_reply", "noscript", "wrong_shape"};
+   constexpr char const* names[] = {"none",     "timeout",     "refused",
+                                    "hang",     "lost_reply",  "error_reply",
+                                    "noscript", "wrong_shape", "in_motion"};
    return names[static_cast<int>(f)];
 }
 
-/// Injects `what` at the `fail_at`-th node call (1-based, counted over every node; 0: never).
+/// Injects `what` at the `fail_at`-th node call (1-based, counted over every node; 0: never), and
+/// at the `times - 1` calls after it.
 struct fault_plan {
    std::size_t fail_at = 0;
    fault what = fault::none;
    std::chrono::milliseconds hang_for{100};
+   std::size_t times = 1;
    std::size_t calls = 0;  // node calls made so far
 
    fault next()
    {
       ++calls;
-      return calls == fail_at ? what : fault::none;
+      return fail_at != 0 && calls >= fail_at && calls - fail_at < times ? what : fault::none;
    }
 };
 

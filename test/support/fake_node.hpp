@@ -72,10 +72,10 @@ public:
       ++evals;
       if (p->f == fault::refused || p->f == fault::timeout)
          note_dropped_release(*p, releases_lost_to_faults);
-      if (p->f == fault::refused) {
-         boost::asio::post(ex_, [self = shared_from_this(), p] {
-            self->finish(*p, boost::asio::error::connection_refused, {});
-         });
+      if (p->f == fault::refused || p->f == fault::in_motion) {
+         auto const ec = p->f == fault::refused ? boost::asio::error::connection_refused
+                                                : boost::asio::error::try_again;
+         boost::asio::post(ex_, [self = shared_from_this(), p, ec] { self->finish(*p, ec, {}); });
          return;
       }
       p->timeout.expires_after(timeout);

@@ -265,6 +265,49 @@ BOOST_AUTO_TEST_CASE(a_cancellation_between_any_two_handlers_ends_the_lock)
    }
 }
 
+// A node that answers that a routine operation is under way (a Redis Cluster slot in motion, an
+// election: cluster_node's passing failure) has not voted on an unlock yet: the release is sent
+// again until another answer, which is the vote.
+BOOST_AUTO_TEST_CASE(an_unlock_waits_out_a_routine_operation)
+{
+   cluster c{1};
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+      BOOST_TEST_REQUIRE(!ec);
+      c.plan->what = fault::in_motion;
+      c.plan->fail_at = c.plan->calls + 1;
+      c.plan->times = 3;
+      BOOST_TEST(co_await unlock(c, l.state(), nullptr) == error_code{});
+      BOOST_TEST(c.plan->calls == c.plan->fail_at + 3);  // three refused, the fourth answered
+      BOOST_TEST(!c.fakes[0]->get(key).has_value());
+   }()));
+}
+
+// ... and a close ends that wait: the answer kept back is the vote, and the unlock completes.
+BOOST_AUTO_TEST_CASE(a_close_ends_an_unlock_that_waits_out_a_routine_operation)
+{
+   cluster c{1};
+   std::optional<error_code> unlocked;
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+      BOOST_TEST_REQUIRE(!ec);
+      c.plan->what = fault::in_motion;
+      c.plan->fail_at = c.plan->calls + 1;
+      c.plan->times = 1'000'000;
+      c.core->async_unlock(l.state(), nullptr, [&](error_code e) { unlocked = e; });
+      asio::steady_timer pause{co_await asio::this_coro::executor};
+      while (c.plan->calls < c.plan->fail_at + 2) {  // refused, sent again, refused again
+         pause.expires_after(5ms);
+         co_await pause.async_wait(asio::use_awaitable);
+      }
+      BOOST_TEST(!unlocked.has_value());
+      auto const closed = co_await c.core->close(50ms);
+      BOOST_TEST((closed == asio::error::timed_out), closed.message());
+   }()));
+   BOOST_REQUIRE(unlocked.has_value());
+   BOOST_TEST((*unlocked == error::quorum_unreachable), unlocked->message());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace test_fanout_cases

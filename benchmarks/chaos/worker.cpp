@@ -183,6 +183,23 @@ std::string name_of(chaos_options const& o, std::size_t i)
    return o.labels.empty() ? "n" + std::to_string(i) : o.labels[i];
 }
 
+// With LOCKSMITH_CHAOS_LOG, a failed lock or unlock and what each node said: the server's words,
+// or its call's failure (a timeout, a refused connection), which report::message() leaves out.
+void log_error(char const* what, std::string const& name, error_code ec, locksmith::report const& r)
+{
+   if (!std::getenv("LOCKSMITH_CHAOS_LOG"))
+      return;
+   std::string said;
+   for (auto const& n : r.nodes) {
+      if (!n.ec && n.message.empty())
+         continue;
+      said += (said.empty() ? "" : "; ") + n.node + ": " + (n.ec ? n.ec.message() : "") +
+              (n.ec && !n.message.empty() ? ", " : "") + n.message;
+   }
+   std::fprintf(stderr, "%.3f %s of %s: %s: %s\n", static_cast<double>(now_ns()) / 1e9, what,
+                name.c_str(), ec.message().c_str(), said.c_str());
+}
+
 asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
                              redis::connection& resource, shared_block& shm, unsigned seed)
 {
@@ -208,10 +225,7 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       if (clock_type::now() - t0 > opts.wait + 1s)
          ++shm.hangs;
       if (ec) {
-         // An error the operations should not cause: what the nodes said, with the log.
-         if (ec == locksmith::error::unexpected_reply && std::getenv("LOCKSMITH_CHAOS_LOG"))
-            std::fprintf(stderr, "%.3f lock of %s: %s: %s\n", static_cast<double>(now_ns()) / 1e9,
-                         name.c_str(), ec.message().c_str(), diag.message().c_str());
+         log_error("lock", name, ec, diag);
          ++shm.lock_errors;
          ++shm.lock_error_kind[during_operation(shm, epoch)][error_kind_index(ec)];
          continue;
@@ -224,10 +238,8 @@ asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,
       co_await hold_the_resource(o, resource, shm, l, hold, name, rng);
       locksmith::report udiag;
       auto [uec] = co_await locks.async_unlock(l, udiag, deferred_tuple);
-      if (uec == locksmith::error::unexpected_reply && std::getenv("LOCKSMITH_CHAOS_LOG"))
-         std::fprintf(stderr, "%.3f unlock of %s: %s: %s\n", static_cast<double>(now_ns()) / 1e9,
-                      name.c_str(), uec.message().c_str(), udiag.message().c_str());
       if (uec && uec != locksmith::error::lease_lost) {
+         log_error("unlock", name, uec, udiag);
          ++shm.unlock_errors;
          ++shm.unlock_error_kind[error_kind_index(uec)];
       }

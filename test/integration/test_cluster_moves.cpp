@@ -102,7 +102,8 @@ outcome ended(locksmith::test::event const& done, error_code const& ec)
 
 // After `waited`, checks that the operation run beside the test has not ended, then moves the
 // rest of `slot` from master 0 to master 1 and ends the move, and checks that the operation then
-// succeeds within `within`.
+// succeeds within `within`. Pass `out` as a named object: GCC 12 destroys a temporary made
+// inside a co_await expression twice, which frees what a lambda's captures share.
 asio::awaitable<void> end_move_once_it_waits(cluster_fixture& f, std::uint16_t slot,
                                              outcome const& out, std::chrono::milliseconds waited,
                                              std::chrono::seconds within)
@@ -150,7 +151,8 @@ void lock_across_a_move(cluster_fixture& f, bool used_before)
       tasks.spawn(lock_into(c, name, {.ttl = 10s, .wait = 60s}, ec, l, [&] { done.set(); }));
       BOOST_REQUIRE(co_await eventually([&] { return motion_errors(f) > met_before; }, 10s));
       // Several node timeouts: calls gave up on the slot in motion, and the attempt waits on.
-      co_await end_move_once_it_waits(f, slot, ended(done, ec), 1500ms, 30s);
+      auto const out = ended(done, ec);
+      co_await end_move_once_it_waits(f, slot, out, 1500ms, 30s);
       BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) == l.token());
       BOOST_TEST(l.fencing_token() > fence_before);
       co_await c.async_unlock(l);
@@ -262,8 +264,8 @@ BOOST_AUTO_TEST_CASE(an_unlock_issued_while_its_slot_migrates_lands_when_it_comp
             BOOST_TEST(co_await eventually([&] { return motion_errors(*this) > met_before; }, 10s));
             // Sent again meanwhile; the key stays where it was until the move ends, and the
             // unlock waits for it.
-            co_await end_move_once_it_waits(
-               *this, slot, [unlocked] { return *unlocked; }, 500ms, 15s);
+            outcome const out = [unlocked] { return *unlocked; };
+            co_await end_move_once_it_waits(*this, slot, out, 500ms, 15s);
             BOOST_TEST(cluster.master(1).text({"EXISTS", lock_key(name)}) == "0");
             BOOST_TEST(cluster.master(1).text(
                           {"EXISTS", prefixed(locksmith::detail::holds_key, name)}) == "0");
@@ -327,8 +329,8 @@ BOOST_AUTO_TEST_CASE(a_release_stopped_part_way_by_a_migrating_slot_lands_when_i
       BOOST_TEST(cluster.master(0).text({"EXISTS", waiters}) != "1");
       BOOST_TEST(cluster.master(0).text({"GET", lock_key(name)}) == held.token());
       // Sent again meanwhile, and refused each time: no verdict yet.
-      co_await end_move_once_it_waits(
-         *this, slot, [unlocked] { return *unlocked; }, 500ms, 15s);
+      outcome const out = [unlocked] { return *unlocked; };
+      co_await end_move_once_it_waits(*this, slot, out, 500ms, 15s);
       BOOST_TEST(cluster.master(1).text({"GET", lock_key(name)}) != held.token());
       // The registrations went with the pop: the waiters are woken by the release's message (or
       // their channel's new subscription at master 1), else at the PTTL they saw (up to 30 s);
@@ -378,7 +380,8 @@ BOOST_AUTO_TEST_CASE(a_permit_over_an_expired_one_waits_out_a_migrating_slot)
          [&] { return error_count(cluster.master(0), "ERR") > stopped_before; }, 10s));
       // (A key the node lacks in a MIGRATING slot is answered ASK.)
       BOOST_TEST(cluster.master(0).text({"EXISTS", lock_key(name)}) != "1");
-      co_await end_move_once_it_waits(*this, slot, ended(done, ec), 1s, 30s);
+      auto const out = ended(done, ec);
+      co_await end_move_once_it_waits(*this, slot, out, 1s, 30s);
       BOOST_TEST(cluster.master(1).text({"ZSCORE", lock_key(name), l.token()}) != "(nil)");
       co_await c.async_unlock(l);
       co_await c.async_unlock(crashed,

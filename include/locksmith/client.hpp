@@ -262,12 +262,15 @@ public:
    /// A routine operation delays an unlock; it does not fail it. A Redis Cluster node that answers
    /// that the name's slot is in motion (`TRYAGAIN`, `ASK` or `MOVED` for longer than the node
    /// timeout, or a script stopped by a migrating slot) or that its cluster is electing a master
-   /// (`CLUSTERDOWN`) has not voted yet: the release is sent again until that node answers
-   /// otherwise, or the key has expired, and the unlock completes then with the verdict (the
-   /// time a reshard takes to move the slot's keys, or a failover's election). A cluster that
-   /// stays down (a master lost with no replica to promote) answers `CLUSTERDOWN` until the key
-   /// has expired, and the unlock completes then with quorum_unreachable. Cancel it to stop
-   /// waiting: the release goes on, as below.
+   /// (`CLUSTERDOWN`) has not voted yet, and neither has a Redis Cluster or Sentinel node whose
+   /// master does not answer (killed, paused by a manual failover: a replica may be being
+   /// promoted): the release is sent again until that node answers otherwise, or the key has
+   /// expired, and the unlock completes then with the verdict (the time a reshard takes to move
+   /// the slot's keys, or a failover's detection and election). A cluster that stays down (a
+   /// master lost with no replica to promote), or a Sentinel's master that stays dead, is waited
+   /// for until the key has expired, and the unlock completes then with quorum_unreachable. A
+   /// plain node (`redis://`) has no failover to wait for: its silence fails the unlock after the
+   /// node timeout. Cancel it to stop waiting: the release goes on, as below.
    ///
    /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:
    /// for a while, perhaps from well before the call, another holder may have held the name while

@@ -80,10 +80,13 @@ struct persistence {
    // when it was taken), are not asked and count as no, as a release finding it gone would.
    bool only_there = false;
    // A node that answers that the cluster is busy with a routine operation (asio::error::try_again:
-   // its slot in motion, or a failover's election) has not voted yet: the call is sent again as a
-   // failed one is, and the node votes with its first other answer, or with that failure once
-   // `until` has passed or the work is closed. For an unlock that its caller waits for, so that
-   // a slot move or a failover is waited out instead of reported as an outage.
+   // its slot in motion, or a failover's election), or whose master does not answer while the
+   // node follows failovers (node::follows_failovers: a Redis Cluster or a Sentinel, which may be
+   // promoting a replica), has not voted yet: the call is sent again as a failed one is, and the
+   // node votes with its first answer of another kind, or with that failure once `until` has
+   // passed or the work is closed. A failure that waiting does not mend (a TLS refusal) is a
+   // vote at once. For an unlock that its caller waits for, so that a slot move or a failover is
+   // waited out instead of reported as an outage.
    bool wait_out_operations = false;
 
    bool covers(std::size_t node) const noexcept

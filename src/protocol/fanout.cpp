@@ -58,6 +58,14 @@ vote classify(script const& code, node_result& r)
    return r.own == ownership::done ? vote::yes : vote::no;
 }
 
+// Whether `reply` says that the release or extend `code` found its own key.
+bool released(script const& code, node_reply const& reply)
+{
+   node_result r;
+   r.reply = reply;
+   return classify(code, r) == vote::yes;
+}
+
 // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of its counts
 // during its quarantine (its key, if set, is released like a failed vote's). One whose restarts
 // cannot be judged (INFO denied) is out until they can be, whatever it says: an ACL that denies
@@ -167,6 +175,7 @@ struct node_call : std::enable_shared_from_this<node_call> {
    unsigned attempt = 0;
    bool voted = false;
    std::optional<node_reply> held_back;  // a routine operation's answer, not yet a vote
+   bool may_have_run = false;            // a call held back may have run (node_reply::sent)
 
    void send(std::chrono::milliseconds t)
    {
@@ -188,13 +197,23 @@ struct node_call : std::enable_shared_from_this<node_call> {
       bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !final_refusal &&
                          !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
       // The first answer is the node's vote, unless it says that a routine operation is under
-      // way and the caller waits that out (persistence::wait_out_operations): that one is kept
+      // way (a slot in motion, an election; or any failure of a node that follows failovers)
+      // and the caller waits that out (persistence::wait_out_operations): that one is kept
       // back, and is the vote if no other answer comes.
-      bool const waits = again && keep->wait_out_operations && r.ec == asio::error::try_again;
-      if (waits && !voted)
+      bool const routine =
+         r.ec == asio::error::try_again || (n->follows_failovers() && r.ec != error::tls_failed);
+      bool const waits = again && keep->wait_out_operations && routine;
+      if (waits && !voted) {
+         may_have_run = may_have_run || r.sent;
          held_back = std::move(r);
-      else
+      } else if (held_back && may_have_run && !r.ec && !released(*call->code, r)) {
+         // A call that timed out may have released the key, its answer lost: a later one that
+         // finds the key gone, or another owner's, cannot tell that from a lease that ran out.
+         // Not known, then: the failure is the vote.
+         vote(std::move(*std::exchange(held_back, std::nullopt)));
+      } else {
          vote(std::move(r));
+      }
       if (!again)
          return end();
       auto const plan = release_retry(timeout, attempt++);

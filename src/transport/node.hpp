@@ -84,6 +84,12 @@ public:
    /// wait for their next retry are then sent at once (owned_work::hurry). None by default.
    virtual void on_reroute(std::function<void()> f) { (void)f; }
 
+   /// True for a node that finds its master's successor by itself when that master fails (a
+   /// Redis Cluster's new master for the slots, a Sentinel's promoted replica): a call that it
+   /// could not deliver may land once the failover ends, so an unlock waits it out
+   /// (persistence::wait_out_operations). False by default: a plain node's silence is an outage.
+   virtual bool follows_failovers() const noexcept { return false; }
+
    /// The node's URL without its password.
    virtual std::string const& name() const noexcept = 0;
 

@@ -33,6 +33,7 @@ public:
    void stop() override;
 
    void on_reroute(std::function<void()> f) override { on_reroute_ = std::move(f); }
+   bool follows_failovers() const noexcept override { return true; }
    void subscribe(std::string const& channel) override { inner_->subscribe(channel); }
    void unsubscribe(std::string const& channel) override { inner_->unsubscribe(channel); }
    void reconnect() override { inner_->reconnect(); }

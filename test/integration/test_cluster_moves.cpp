@@ -73,15 +73,6 @@ std::string prefixed(std::string (*key)(std::string_view, std::string_view),
    return key("locksmith:", name);
 }
 
-// Starts an unlock of `l` and returns its outcome, empty until it completes (shared with the
-// handler, which a failed check would leave pending past the test's frame).
-std::shared_ptr<std::optional<error_code>> unlock_beside(locksmith::client& c, lease& l)
-{
-   auto out = std::make_shared<std::optional<error_code>>();
-   c.async_unlock(l, [out](error_code ec) { *out = ec; });
-   return out;
-}
-
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(cluster_moves, cluster_fixture,

@@ -107,8 +107,12 @@ public:
    }
    void stop() override { started = false; }
    std::string const& name() const noexcept override { return name_; }
+   bool follows_failovers() const noexcept override { return failovers; }
 
    // --- what tests look at and control
+
+   /// What follows_failovers() says: true to stand for a Redis Cluster or a Sentinel's master.
+   bool failovers = false;
 
    /// Stalls the node (SIGSTOP): commands queue up and run, in order, after thaw().
    void freeze() { frozen_ = true; }

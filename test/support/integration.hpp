@@ -16,6 +16,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,15 @@ inline locksmith::lock_options with_report(locksmith::lock_options opts, locksmi
 {
    opts.diag = &diag;
    return opts;
+}
+
+/// Starts an unlock of `l` beside the test and returns its outcome, empty until it completes
+/// (shared with the handler, which a failed check would leave pending past the test's frame).
+inline std::shared_ptr<std::optional<error_code>> unlock_beside(locksmith::client& c, lease& l)
+{
+   auto out = std::make_shared<std::optional<error_code>>();
+   c.async_unlock(l, [out](error_code ec) { *out = ec; });
+   return out;
 }
 
 /// Milliseconds, for messages.

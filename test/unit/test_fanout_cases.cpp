@@ -283,6 +283,75 @@ BOOST_AUTO_TEST_CASE(an_unlock_waits_out_a_routine_operation)
    }()));
 }
 
+// A node that follows failovers (a Redis Cluster, a Sentinel) whose master does not answer may
+// be promoting a replica: an unlock waits that out too, whether the calls time out or are
+// refused, and the vote is the first answer. A plain node's failure is its vote at once, as an
+// outage is.
+BOOST_AUTO_TEST_CASE(an_unlock_waits_out_a_failover_of_a_node_that_follows_them)
+{
+   for (auto const f : {fault::timeout, fault::refused}) {
+      for (bool const follows : {true, false}) {
+         BOOST_TEST_CONTEXT(to_string(f) << ", follows failovers " << follows)
+         {
+            cluster c{1};
+            c.fakes[0]->failovers = follows;
+            BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+               auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+               BOOST_TEST_REQUIRE(!ec);
+               c.plan->what = f;
+               c.plan->fail_at = c.plan->calls + 1;
+               c.plan->times = 3;
+               auto const uec = co_await unlock(c, l.state(), nullptr);
+               if (follows) {
+                  BOOST_TEST(uec == error_code{}, uec.message());
+                  BOOST_TEST(c.plan->calls == c.plan->fail_at + 3);  // three failed, then landed
+               } else {
+                  BOOST_TEST(uec == error::quorum_unreachable, uec.message());
+               }
+               // Either way the release is sent again until it lands.
+            }()));
+            BOOST_TEST(!c.fakes[0]->get(key).has_value());
+         }
+      }
+   }
+}
+
+// While it waits out a failover, a call whose reply was lost may have released the key: the
+// next one finds no key, or the next owner's. That says nothing of this lease (which had not
+// run out), so the unlock reports what it knows: quorum_unreachable, not lease_expired or
+// not_owner, which would tell its caller that its critical section may have overlapped another.
+BOOST_AUTO_TEST_CASE(a_lost_reply_during_a_failover_is_no_expired_lease)
+{
+   for (bool const taken_after : {false, true}) {
+      BOOST_TEST_CONTEXT("taken after the release " << taken_after)
+      {
+         cluster c{1};
+         c.fakes[0]->failovers = true;
+         BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+            auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+            BOOST_TEST_REQUIRE(!ec);
+            c.plan->what = fault::lost_reply;
+            c.plan->fail_at = c.plan->calls + 1;
+            std::optional<error_code> uec;
+            c.core->async_unlock(l.state(), nullptr, [&](error_code e) { uec = e; });
+            asio::steady_timer pause{co_await asio::this_coro::executor};
+            // The first call ran: the key is gone. Another owner may take it before the next.
+            while (c.fakes[0]->get(key).has_value()) {
+               pause.expires_after(1ms);
+               co_await pause.async_wait(asio::use_awaitable);
+            }
+            if (taken_after)
+               c.fakes[0]->set(key, "0123456789abcdef0123456789abcdef", 30s);
+            while (!uec) {
+               pause.expires_after(5ms);
+               co_await pause.async_wait(asio::use_awaitable);
+            }
+            BOOST_TEST((*uec == error::quorum_unreachable), uec->message());
+         }()));
+      }
+   }
+}
+
 // ... and a close ends that wait: the answer kept back is the vote, and the unlock completes.
 BOOST_AUTO_TEST_CASE(a_close_ends_an_unlock_that_waits_out_a_routine_operation)
 {

@@ -92,6 +92,11 @@ bool stopped_in_a_moving_slot(std::string_view error) noexcept
    return error.find("Script attempted to access a non local key") != std::string_view::npos;
 }
 
+bool unblocked_by_a_demotion(std::string_view error) noexcept
+{
+   return error.starts_with("UNBLOCKED");
+}
+
 std::optional<redirect> parse_redirect(std::string_view error)
 {
    redirect r;

@@ -48,6 +48,15 @@ std::optional<redirect> parse_redirect(std::string_view error);
 /// Unlike MOVED, ASK and TRYAGAIN, the script ran up to there, and what it wrote stays.
 bool stopped_in_a_moving_slot(std::string_view error) noexcept;
 
+/// Whether a call's `WAIT` (config::wait_replicas) was cut short by its master's demotion: a
+/// failover made the master a replica while the `WAIT` blocked, and Redis freed it with
+/// `UNBLOCKED force unblock from blocking operation, instance state changed (master ->
+/// replica?)`, which is then the request's reply. The script before it ran: a passing failure
+/// of a call that was sent (it may have written), as a timeout is, and a sign that the node's
+/// master has changed. (A call that the old master of a manual failover holds paused is not
+/// freed so: it runs when the pause ends, as a replica's, and meets MOVED or READONLY.)
+bool unblocked_by_a_demotion(std::string_view error) noexcept;
+
 /// What a call does after a node answered it with MOVED, ASK or TRYAGAIN (which say that the
 /// script did not run): its slot is in motion, a migration under way or a map that changes.
 struct redirect_plan {

@@ -1,6 +1,7 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "sansio/eval_reply.hpp"
 
+#include "sansio/cluster.hpp"
 #include "sansio/replicas.hpp"
 #include "sansio/script_errors.hpp"
 
@@ -20,9 +21,10 @@ void read_reply(eval_step& s, eval_completion const& c, script const& code,
       auto const error_code = server_error_code(s.server_message);
       if (is_auth_error(error_code)) {
          s.ec = error::auth_failed;
-      } else if (c.sentinel && error_code == "READONLY") {
-         // The master that the Sentinels named was made a replica (a failover under way): ask
-         // them again. Not a lasting server error, so the attempt may be retried.
+      } else if (c.sentinel && (error_code == "READONLY" || unblocked_by_a_demotion(error_code))) {
+         // The master that the Sentinels named was made a replica (a failover under way), before
+         // the call or under its WAIT: ask them again. Not a lasting server error, so the
+         // attempt may be retried.
          s.demoted = true;
          s.ec = boost::redis::error::role_check_failed;
       }

@@ -274,12 +274,15 @@ void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redi
    c->ran = c->ran || cut_short;
    bool const again = cut_short || said.starts_with("TRYAGAIN");
    if (!(redir || again)) {
-      if (!stopped_ && master_may_be_gone(r))
+      // A WAIT that the master's demotion cut short (a failover under way): the script ran.
+      bool const demoted = unblocked_by_a_demotion(said);
+      if (!stopped_ && (master_may_be_gone(r) || demoted))
          refresh_soon();
-      // A cluster that lost a master and has not promoted its replica yet: passing, as a timeout
-      // is, so the engine tries again within the caller's wait instead of giving up on a server
-      // error. The message stays, for the report.
-      if (!r.ec && r.server_message.starts_with("CLUSTERDOWN"))
+      // A cluster that lost a master and has not promoted its replica yet, or a master demoted
+      // under a WAIT: passing, as a timeout is, so the engine tries again within the caller's
+      // wait instead of giving up on a server error (a call that may have written, so an
+      // acquire's key is owed a release). The message stays, for the report.
+      if (!r.ec && (r.server_message.starts_with("CLUSTERDOWN") || demoted))
          r.ec = asio::error::try_again;
       return finish(std::move(c), std::move(r));
    }

@@ -170,6 +170,40 @@ BOOST_AUTO_TEST_CASE(a_readonly_answer_is_a_failed_vote_not_a_server_error)
    }());
 }
 
+// A lock whose WAIT (config::wait_replicas) blocks when its master is demoted (made a replica
+// behind the Sentinels' back, as a failover does): Redis frees the WAIT with `UNBLOCKED force
+// unblock from blocking operation, instance state changed (master -> replica?)`. A failed vote,
+// and the node asks the Sentinels again, as after READONLY; not a server error, which ended the
+// attempt with unexpected_reply (the chaos kit's manual failovers met it on a cluster).
+BOOST_AUTO_TEST_CASE(a_wait_cut_short_by_a_demotion_is_a_failed_vote_not_a_server_error)
+{
+   // Long enough that the WAIT is still blocked when the master is demoted, on a loaded machine.
+   auto conf = test_config({group.url()}, 10s);
+   conf.wait_replicas = 1;
+   conf.replica_timeout = 8s;
+   locksmith::client c{ioc.get_executor(), conf};
+   auto const waits = [&] {
+      return mentions(info_section(group.master(), "clients"), "blocked_clients:1");
+   };
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      // (A TTL that leaves room for renewals with this node timeout.)
+      auto l = co_await c.async_lock(name, {.ttl = 60s});
+      co_await c.async_unlock(l);
+      BOOST_REQUIRE(!waits());
+      group.replica().pause();  // no acknowledgement: the next WAIT blocks
+      locksmith::report diag;
+      auto got = std::make_shared<std::optional<error_code>>();
+      c.async_try_lock(name, {.ttl = 60s, .diag = &diag},
+                       [got](error_code ec, lease) { *got = ec; });
+      BOOST_REQUIRE(co_await eventually(waits, 5s, 10ms));
+      group.master().command({"REPLICAOF", "127.0.0.1", std::to_string(group.replica().port())});
+      BOOST_REQUIRE(co_await eventually([&] { return got->has_value(); }, 10s, 10ms));
+      BOOST_TEST(**got == error::quorum_unreachable, (*got)->message());
+      BOOST_TEST(mentions(diag.message(), "UNBLOCKED"), diag.message());
+      group.replica().resume();
+   }());
+}
+
 // `SENTINEL FAILOVER` leaves the old master running: the Sentinels name the new one within a
 // second or two, but demote the old one (which drops its clients) only seconds later; here never,
 // as its default user may not run REPLICAOF, so the Sentinels' reconfiguration is refused whole.

@@ -98,6 +98,16 @@ BOOST_AUTO_TEST_CASE(parses_redirections)
 
 // A script that a migrating slot stopped part way (Redis 7's and Valkey's text), and not the
 // errors that say a script never ran, nor a script's own error.
+BOOST_AUTO_TEST_CASE(tells_a_call_unblocked_by_a_demotion)
+{
+   using locksmith::detail::unblocked_by_a_demotion;
+   BOOST_TEST(unblocked_by_a_demotion("UNBLOCKED force unblock from blocking operation, instance "
+                                      "state changed (master -> replica?)"));
+   BOOST_TEST(!unblocked_by_a_demotion("READONLY You can't write against a read only replica."));
+   BOOST_TEST(!unblocked_by_a_demotion("ERR Error running script: UNBLOCKED"));
+   BOOST_TEST(!unblocked_by_a_demotion(""));
+}
+
 BOOST_AUTO_TEST_CASE(tells_a_script_stopped_in_a_moving_slot)
 {
    using locksmith::detail::stopped_in_a_moving_slot;

@@ -215,7 +215,9 @@ BOOST_AUTO_TEST_CASE(acl_refusals_are_auth_failures)
 BOOST_AUTO_TEST_CASE(readonly_demotes_a_master_that_sentinels_named)
 {
    for (std::string const& text : std::vector<std::string>{
-           "READONLY You can't write against a read only replica.", wrapped_readonly}) {
+           "READONLY You can't write against a read only replica.", wrapped_readonly,
+           "UNBLOCKED force unblock from blocking operation, instance state changed (master -> "
+           "replica?)"}) {
       stepper step;
       auto r = server_error(text);
       auto const s = step({.sentinel = true}, r);

@@ -217,11 +217,20 @@ verdict judge(std::string const& name, chaos_options const& o, ops_options const
    bool const lock_errors_bad = shm.lock_errors - (timeouts_allowed ? timeouts : 0) > 0;
    // An unlock that completed with an error is reported, not failed, as in the fault mode: the
    // client still owns its release and sends it again until it lands (keys_left checks that).
+   // But where no lease may be lost, no unlock may find its key gone or another owner's in it:
+   // that is a lease lost unseen, or a verdict read from a release whose earlier copy's lost
+   // reply had released the key already (9b7d95a).
    bool const leases_bad = sc.keeps_leases() && shm.leases_lost > 0;
+   auto const unlocks_that = [&](error e) {
+      return shm.unlock_error_kind[static_cast<std::size_t>(e)].load();
+   };
+   bool const verdicts_bad =
+      sc.keeps_leases() && unlocks_that(error::not_owner) + unlocks_that(error::lease_expired) > 0;
    bool const no_grant = std::count(r.first_grant_ms.begin(), r.first_grant_ms.end(), -1.0) > 0;
    verdict v;
    v.failed = shm.overlaps > 0 || shm.hangs > 0 || r.keys_left != 0 || r.leftover != 0 ||
-              r.crashed > 0 || !r.failure.empty() || no_grant || lock_errors_bad || leases_bad;
+              r.crashed > 0 || !r.failure.empty() || no_grant || lock_errors_bad || leases_bad ||
+              verdicts_bad;
    char buf[160];
    if (name == "slot-move" || name == "reshard")
       std::snprintf(buf, sizeof buf, "extra_wait_p99_ms <= op_ms_max + 100: %s",

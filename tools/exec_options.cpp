@@ -72,8 +72,10 @@ store without it, and must name the URL's host (a DNS name, or an IP address lis
 the host name is sent as SNI. --tls-cert and --tls-key present a client certificate (mutual
 TLS). They apply to every rediss:// node. A failed handshake ends at once (exit 69).
 CMD gets LOCKSMITH_FENCING_TOKEN (a number that grows with each acquisition of K) and
-LOCKSMITH_KEY (K) in its environment. The lock is released as soon as CMD exits. SIGINT, SIGTERM
-and SIGHUP are forwarded to CMD while it runs.
+LOCKSMITH_KEY (K) in its environment. The lock is released as soon as CMD exits; on a Redis
+Cluster or Sentinel, a slot move or a failover under way delays that release, and locksmith's
+exit, until it ends (at most until the key would expire). SIGINT, SIGTERM and SIGHUP are
+forwarded to CMD while it runs.
 Durations: an integer and a unit, ms, s, m or h (250ms, 30s, 5m, 1h).
 --owner LABEL is stored with the lock (inside its value: no extra key or command) and shown by
 `locksmith status` beside the holder's token: by default <hostname>:<pid> of this locksmith

@@ -52,8 +52,8 @@ struct eval_step {
 ///  - a server error: passed on with ec clear (the caller parses it or follows a redirection),
 ///    but NOPERM, WRONGPASS or NOAUTH (Redis 6 wraps them in a script error) read as
 ///    error::auth_failed, and READONLY (or UNBLOCKED: unblocked_by_a_demotion) from a Sentinels'
-///    master as
-///    boost::redis::error::role_check_failed, `demoted` (a passing failure: the attempt may retry);
+///    master as boost::redis::error::role_check_failed, `demoted` (a passing failure: the attempt
+///    may retry);
 ///  - a WAIT that fewer replicas acknowledged than asked, behind a script that wrote
 ///    (replicas.hpp's granted): error::not_enough_replicas, with replicas_message.
 /// With a WAIT, its reply is taken off the end of `resp` (take_wait_reply), which `resp` keeps

@@ -96,8 +96,8 @@ BOOST_AUTO_TEST_CASE(parses_redirections)
    BOOST_TEST((parse_redirect("MOVED 1 :7000") == redirect{false, 1, {"", "7000"}}));
 }
 
-// A script that a migrating slot stopped part way (Redis 7's and Valkey's text), and not the
-// errors that say a script never ran, nor a script's own error.
+// A WAIT that its master's demotion cut short (Redis's text), and not a demoted master's other
+// answer, nor a script's own error that mentions the word.
 BOOST_AUTO_TEST_CASE(tells_a_call_unblocked_by_a_demotion)
 {
    using locksmith::detail::unblocked_by_a_demotion;
@@ -108,6 +108,8 @@ BOOST_AUTO_TEST_CASE(tells_a_call_unblocked_by_a_demotion)
    BOOST_TEST(!unblocked_by_a_demotion(""));
 }
 
+// A script that a migrating slot stopped part way (Redis 7's and Valkey's text), and not the
+// errors that say a script never ran, nor a script's own error.
 BOOST_AUTO_TEST_CASE(tells_a_script_stopped_in_a_moving_slot)
 {
    using locksmith::detail::stopped_in_a_moving_slot;

@@ -266,7 +266,10 @@ public:
    /// master does not answer (killed, paused by a manual failover: a replica may be being
    /// promoted): the release is sent again until that node answers otherwise, or the key has
    /// expired, and the unlock completes then with the verdict (the time a reshard takes to move
-   /// the slot's keys, or a failover's detection and election). A cluster that stays down (a
+   /// the slot's keys, or a failover's detection and election). Each call of that wait waits up
+   /// to 2 s for its answer (never past the key's expiry), not the node timeout: a new master
+   /// busy with its old one's resync may answer late, and a lost answer would leave the verdict
+   /// unknown (quorum_unreachable). A cluster that stays down (a
    /// master lost with no replica to promote), or a Sentinel's master that stays dead, is waited
    /// for until the key has expired, and the unlock completes then with quorum_unreachable. A
    /// plain node (`redis://`) has no failover to wait for: its silence fails the unlock after the

@@ -67,4 +67,13 @@ retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attemp
            std::clamp(step, node_timeout, std::max(node_timeout, milliseconds{2000}))};
 }
 
+std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
+                                          std::chrono::steady_clock::duration left) noexcept
+{
+   using std::chrono::milliseconds;
+   auto const longest = release_retry(node_timeout, ~0u).timeout;
+   auto const rest = std::chrono::ceil<milliseconds>(std::max(left, left.zero()));
+   return std::max(node_timeout, std::min(longest, rest));
+}
+
 }  // namespace locksmith::detail

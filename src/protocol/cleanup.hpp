@@ -86,7 +86,8 @@ struct persistence {
    // node votes with its first answer of another kind, or with that failure once `until` has
    // passed or the work is closed. A failure that waiting does not mend (a TLS refusal) is a
    // vote at once. For an unlock that its caller waits for, so that a slot move or a failover is
-   // waited out instead of reported as an outage.
+   // waited out instead of reported as an outage. On a node that follows failovers each call
+   // then waits patient_timeout for its answer, so that a slow new master's is not lost.
    bool wait_out_operations = false;
 
    bool covers(std::size_t node) const noexcept
@@ -103,6 +104,16 @@ struct retry_plan {
    std::chrono::milliseconds timeout;
 };
 retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attempt) noexcept;
+
+/// The timeout of a release call that waits out a failover (persistence::wait_out_operations, on
+/// a node that follows failovers): release_retry's longest (2 s), or the `left` of the key's life
+/// when that is shorter, and never under the node timeout. A master that was just promoted may
+/// answer late (busy with its old master's resync, or with a MIGRATE batch); a reply lost to the
+/// node timeout there could have said that the release landed, and the next call, finding no key,
+/// cannot tell that from a lease that ran out. A call stuck on a dead master costs at most this
+/// before the next one, which goes to the new route.
+std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
+                                          std::chrono::steady_clock::duration left) noexcept;
 
 }  // namespace locksmith::detail
 

@@ -181,11 +181,16 @@ struct node_call : std::enable_shared_from_this<node_call> {
    {
       auto done = [self = shared_from_this()](node_reply&& r) { self->on_reply(std::move(r)); };
       // An owned release goes where the key may be, even to a silent node: it lands behind the
-      // acquire that set it when the node answers again.
-      if (keep)
+      // acquire that set it when the node answers again. While it waits out a failover, each
+      // call waits long for its answer (patient_timeout), which a short timeout could lose.
+      if (keep) {
+         if (keep->wait_out_operations && n->follows_failovers())
+            t = std::max(t,
+                         patient_timeout(timeout, keep->until - std::chrono::steady_clock::now()));
          n->eval_even_if_silent(call, t, still_wanted, std::move(done));
-      else
+      } else {
          n->eval(call, t, still_wanted, std::move(done));
+      }
    }
 
    void on_reply(node_reply&& r)

@@ -2,6 +2,7 @@
 // the fault sweep of test_fanout.cpp cannot set up: a reply of the wrong shape, a flushed script
 // cache on a slow node, a transient failure on a bare quorum, and hung nodes.
 #include "fanout.hpp"
+#include "protocol/cleanup.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -350,6 +351,46 @@ BOOST_AUTO_TEST_CASE(a_lost_reply_during_a_failover_is_no_expired_lease)
          }()));
       }
    }
+}
+
+// Most such replies are not lost: while an unlock waits out a failover, its call to a node that
+// follows them waits long for its answer (patient_timeout), as a new master busy with its old
+// one's resync may answer late. A plain node's call still ends at the node timeout, a failed vote.
+BOOST_AUTO_TEST_CASE(an_unlock_waits_long_for_a_slow_answer_of_a_node_that_follows_failovers)
+{
+   for (bool const follows : {true, false}) {
+      BOOST_TEST_CONTEXT("follows failovers " << follows)
+      {
+         cluster c{1};  // node timeout 20 ms
+         c.fakes[0]->failovers = follows;
+         BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+            auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+            BOOST_TEST_REQUIRE(!ec);
+            c.plan->what = fault::hang;
+            c.plan->hang_for = 200ms;  // ten node timeouts; far below patient_timeout's 2 s
+            c.plan->fail_at = c.plan->calls + 1;
+            auto const calls = c.plan->calls;
+            auto const uec = co_await unlock(c, l.state(), nullptr);
+            if (follows) {
+               BOOST_TEST(uec == error_code{}, uec.message());
+               BOOST_TEST(c.plan->calls == calls + 1);  // one call, answered late
+            } else {
+               BOOST_TEST(uec == error::quorum_unreachable, uec.message());
+            }
+         }()));
+         BOOST_TEST(!c.fakes[0]->get(key).has_value());
+      }
+   }
+}
+
+BOOST_AUTO_TEST_CASE(a_patient_call_waits_two_seconds_at_most_and_never_past_the_key)
+{
+   using locksmith::detail::patient_timeout;
+   BOOST_TEST(patient_timeout(50ms, 30s).count() == 2000);
+   BOOST_TEST(patient_timeout(50ms, 700ms).count() == 700);
+   BOOST_TEST(patient_timeout(50ms, 1500us).count() == 50);  // never under the node timeout
+   BOOST_TEST(patient_timeout(50ms, -5s).count() == 50);     // the key has run out already
+   BOOST_TEST(patient_timeout(3s, 30s).count() == 3000);     // a node timeout above 2 s stays
 }
 
 // ... and a close ends that wait: the answer kept back is the vote, and the unlock completes.

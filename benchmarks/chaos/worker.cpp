@@ -184,7 +184,8 @@ std::string name_of(chaos_options const& o, std::size_t i)
 }
 
 // With LOCKSMITH_CHAOS_LOG, a failed lock or unlock and what each node said: the server's words,
-// or its call's failure (a timeout, a refused connection), which report::message() leaves out.
+// or its call's failure (a timeout, a refused connection); report::message() names the first
+// node only.
 void log_error(char const* what, std::string const& name, error_code ec, locksmith::report const& r)
 {
    if (!std::getenv("LOCKSMITH_CHAOS_LOG"))

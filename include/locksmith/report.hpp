@@ -35,12 +35,19 @@ struct report {
    std::size_t attempts = 0;        ///< acquire attempts made (1 for unlock and extend)
    std::vector<node_report> nodes;  ///< the last attempt, one entry per node, in config order
 
-   /// The first server error text or connection problem among the nodes, or empty.
+   /// What went wrong at the first node where something did, as "URL: what": its call's
+   /// failure (a timeout, a refused connection), then the server's error text or the
+   /// connection's last problem; or empty.
    std::string message() const
    {
-      for (auto const& n : nodes)
-         if (!n.message.empty())
-            return n.node + ": " + n.message;
+      for (auto const& n : nodes) {
+         if (!n.ec && n.message.empty())
+            continue;
+         std::string what = n.node + ": ";
+         if (n.ec)
+            what += n.ec.message() + (n.message.empty() ? "" : ", ");
+         return what + n.message;
+      }
       return {};
    }
 };

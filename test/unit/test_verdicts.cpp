@@ -215,6 +215,31 @@ BOOST_AUTO_TEST_CASE(a_slot_in_motion_is_a_passing_failure_that_left_no_key)
    BOOST_TEST(final_error(once) == error_code{error::quorum_unreachable});
 }
 
+// A report's message names the first node where something went wrong, with its call's failure
+// too: a timed-out node has no server text, and was left out before.
+BOOST_AUTO_TEST_CASE(a_report_message_says_a_call_failed_even_without_server_text)
+{
+   locksmith::report diag;
+   diag.nodes.resize(3);
+   for (std::size_t i = 0; i < 3; ++i)
+      diag.nodes[i].node = std::string{"redis://"} + static_cast<char>('a' + i);
+   diag.nodes[0].vote = locksmith::node_vote::yes;
+   diag.nodes[1].vote = locksmith::node_vote::failed;
+   diag.nodes[1].ec = boost::asio::error::timed_out;
+   diag.nodes[2].vote = locksmith::node_vote::failed;
+   diag.nodes[2].message = "NOPERM this user has no permissions";
+   auto const timed_out = error_code{boost::asio::error::timed_out}.message();
+   BOOST_TEST(diag.message() == "redis://b: " + timed_out);
+   diag.nodes[1].message = "connection refused by 127.0.0.1:1";
+   BOOST_TEST(diag.message() == "redis://b: " + timed_out + ", connection refused by 127.0.0.1:1");
+   diag.nodes[1].vote = locksmith::node_vote::no;
+   diag.nodes[1].ec = {};
+   diag.nodes[1].message.clear();
+   BOOST_TEST(diag.message() == "redis://c: NOPERM this user has no permissions");
+   diag.nodes.resize(2);
+   BOOST_TEST(diag.message().empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace test_verdicts

@@ -191,14 +191,16 @@ void log_error(char const* what, std::string const& name, error_code ec, locksmi
    if (!std::getenv("LOCKSMITH_CHAOS_LOG"))
       return;
    std::string said;
+   std::string votes;  // a letter per node, in config order: yes, no, failed, or - (none)
    for (auto const& n : r.nodes) {
+      votes += "-ynf"[static_cast<int>(n.vote)];
       if (!n.ec && n.message.empty())
          continue;
       said += (said.empty() ? "" : "; ") + n.node + ": " + (n.ec ? n.ec.message() : "") +
               (n.ec && !n.message.empty() ? ", " : "") + n.message;
    }
-   std::fprintf(stderr, "%.3f %s of %s: %s: %s\n", static_cast<double>(now_ns()) / 1e9, what,
-                name.c_str(), ec.message().c_str(), said.c_str());
+   std::fprintf(stderr, "%.3f %s of %s: %s: votes %s: %s\n", static_cast<double>(now_ns()) / 1e9,
+                what, name.c_str(), ec.message().c_str(), votes.c_str(), said.c_str());
 }
 
 asio::awaitable<void> worker(chaos_options const& o, locksmith::client& locks,

@@ -110,8 +110,9 @@ retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attemp
 /// when that is shorter, and never under the node timeout. A master that was just promoted may
 /// answer late (busy with its old master's resync, or with a MIGRATE batch); a reply lost to the
 /// node timeout there could have said that the release landed, and the next call, finding no key,
-/// cannot tell that from a lease that ran out. A call stuck on a dead master costs at most this
-/// before the next one, which goes to the new route.
+/// cannot tell that from a lease that ran out. A call in flight to a master that dies is moved to
+/// the new one when the node learns of it (cluster_node's reroute, sentinel_node's reconnect);
+/// only a master that hangs with no failover holds a call this long.
 std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
                                           std::chrono::steady_clock::duration left) noexcept;
 

@@ -183,9 +183,9 @@ std::string name_of(chaos_options const& o, std::size_t i)
    return o.labels.empty() ? "n" + std::to_string(i) : o.labels[i];
 }
 
-// With LOCKSMITH_CHAOS_LOG, a failed lock or unlock and what each node said: the server's words,
-// or its call's failure (a timeout, a refused connection); report::message() names the first
-// node only.
+// With LOCKSMITH_CHAOS_LOG, a failed lock or unlock, each node's vote, and every node's problem
+// (node_report::problem: its call's failure, the server's words); report::message() names the
+// first only.
 void log_error(char const* what, std::string const& name, error_code ec, locksmith::report const& r)
 {
    if (!std::getenv("LOCKSMITH_CHAOS_LOG"))
@@ -194,10 +194,8 @@ void log_error(char const* what, std::string const& name, error_code ec, locksmi
    std::string votes;  // a letter per node, in config order: yes, no, failed, or - (none)
    for (auto const& n : r.nodes) {
       votes += "-ynf"[static_cast<int>(n.vote)];
-      if (!n.ec && n.message.empty())
-         continue;
-      said += (said.empty() ? "" : "; ") + n.node + ": " + (n.ec ? n.ec.message() : "") +
-              (n.ec && !n.message.empty() ? ", " : "") + n.message;
+      if (auto p = n.problem(); !p.empty())
+         said += (said.empty() ? "" : "; ") + p;
    }
    std::fprintf(stderr, "%.3f %s of %s: %s: votes %s: %s\n", static_cast<double>(now_ns()) / 1e9,
                 what, name.c_str(), ec.message().c_str(), votes.c_str(), said.c_str());

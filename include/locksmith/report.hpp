@@ -26,6 +26,19 @@ struct node_report {
    std::chrono::microseconds latency{};  ///< time to its answer, when it answered
    error_code ec;                        ///< transport error or timeout, when it failed
    std::string message;  ///< the server's error text, or the last connection problem
+
+   /// What went wrong at this node, as "URL: what": its call's failure (a timeout, a refused
+   /// connection), then the server's error text or the connection's last problem; or empty when
+   /// nothing did.
+   std::string problem() const
+   {
+      if (!ec && message.empty())
+         return {};
+      std::string what = node + ": ";
+      if (ec)
+         what += ec.message() + (message.empty() ? "" : ", ");
+      return what + message;
+   }
 };
 
 /// Why an operation ended as it did, node by node, for callers who want to know (as Boost.MySQL's
@@ -35,19 +48,12 @@ struct report {
    std::size_t attempts = 0;        ///< acquire attempts made (1 for unlock and extend)
    std::vector<node_report> nodes;  ///< the last attempt, one entry per node, in config order
 
-   /// What went wrong at the first node where something did, as "URL: what": its call's
-   /// failure (a timeout, a refused connection), then the server's error text or the
-   /// connection's last problem; or empty.
+   /// The problem() of the first node where something went wrong, or empty.
    std::string message() const
    {
-      for (auto const& n : nodes) {
-         if (!n.ec && n.message.empty())
-            continue;
-         std::string what = n.node + ": ";
-         if (n.ec)
-            what += n.ec.message() + (n.message.empty() ? "" : ", ");
-         return what + n.message;
-      }
+      for (auto const& n : nodes)
+         if (auto p = n.problem(); !p.empty())
+            return p;
       return {};
    }
 };

@@ -236,6 +236,8 @@ BOOST_AUTO_TEST_CASE(a_report_message_says_a_call_failed_even_without_server_tex
    diag.nodes[1].ec = {};
    diag.nodes[1].message.clear();
    BOOST_TEST(diag.message() == "redis://c: NOPERM this user has no permissions");
+   BOOST_TEST(diag.nodes[1].problem().empty());
+   BOOST_TEST(diag.nodes[2].problem() == "redis://c: NOPERM this user has no permissions");
    diag.nodes.resize(2);
    BOOST_TEST(diag.message().empty());
 }

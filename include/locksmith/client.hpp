@@ -272,8 +272,14 @@ public:
    /// unknown (quorum_unreachable). A cluster that stays down (a
    /// master lost with no replica to promote), or a Sentinel's master that stays dead, is waited
    /// for until the key has expired, and the unlock completes then with quorum_unreachable. A
-   /// plain node (`redis://`) has no failover to wait for: its silence fails the unlock after the
-   /// node timeout. Cancel it to stop waiting: the release goes on, as below.
+   /// plain node (`redis://`) has no failover to wait for, but may be restarting: a failure of
+   /// its connection (refused, reset, timed out) is waited out for 2 s (never less than the node
+   /// timeout, never past the key's expiry), and after that it fails the unlock, as an outage.
+   /// A node back from a restart within its restart quarantine (config::restart_quarantine) that
+   /// no longer holds the key lost it with its memory: that counts as released there, since no
+   /// client counts its votes until its quarantine has passed. Each of these waits matters only
+   /// when the verdict hangs on that node: an unlock completes as soon as a quorum released.
+   /// Cancel it to stop waiting: the release goes on, as below.
    ///
    /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:
    /// for a while, perhaps from well before the call, another holder may have held the name while

@@ -101,7 +101,8 @@ struct config {
    /// held lock to a second owner. The uptime is learned (`INFO server`) when a connection to the
    /// node is made, and advanced on this process's steady clock. It protects every lease whose
    /// TTL is at most the quarantine; a lease with a longer TTL may still be taken over once the
-   /// quarantine has passed, while its key lives on in fewer than a quorum of nodes.
+   /// quarantine has passed, while its key lives on in fewer than a quorum of nodes. An unlock
+   /// counts a key that such a node lost as released there (client::async_unlock).
    ///
    /// A node whose restarts cannot be judged (its INFO denied by an ACL, or failed, or without
    /// `uptime_in_seconds`) does not count towards a quorum until a later INFO judges it (asked

@@ -9,6 +9,7 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace locksmith::detail {
@@ -96,11 +97,15 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    // expired by itself; elsewhere another owner held it when it was taken.
    // A slot move or a failover's election is waited out, up to then: it is routine, and the
    // release lands once it ends.
-   persistence keep{.until = st->renewed_at + st->ttl,
+   // So is a plain node's restart, for restart_patience.
+   auto const until = st->renewed_at + st->ttl;
+   persistence keep{.until = until,
                     .work = ctx.work,
                     .nodes = st->may_hold,
                     .only_there = true,
-                    .wait_out_operations = true};
+                    .wait_out_operations = true,
+                    .restart_until = std::min(until, std::chrono::steady_clock::now() +
+                                                        restart_patience(ctx.cfg.node_timeout))};
    // The handed lease's token, where this one's takeover may have been lost with a failed-over
    // master (a key that holds it is this lease's, and nobody else's): released by the same call.
    auto const handed = std::exchange(st->took_over, {});

@@ -67,6 +67,11 @@ retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attemp
            std::clamp(step, node_timeout, std::max(node_timeout, milliseconds{2000}))};
 }
 
+std::chrono::milliseconds restart_patience(std::chrono::milliseconds node_timeout) noexcept
+{
+   return release_retry(node_timeout, ~0u).timeout;
+}
+
 std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
                                           std::chrono::steady_clock::duration left) noexcept
 {

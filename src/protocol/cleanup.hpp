@@ -89,6 +89,11 @@ struct persistence {
    // waited out instead of reported as an outage. On a node that follows failovers each call
    // then waits patient_timeout for its answer, so that a slow new master's is not lost.
    bool wait_out_operations = false;
+   // With wait_out_operations, a plain node (one that does not follow failovers) whose call
+   // failed on its connection (refused, reset, timed out) may be restarting: that failure is held
+   // back as a routine operation's until then (restart_patience after the unlock began), and is
+   // the vote only after. A restart takes a moment; an outage lasts.
+   std::chrono::steady_clock::time_point restart_until{};
 
    bool covers(std::size_t node) const noexcept
    {
@@ -113,6 +118,11 @@ retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attemp
 /// cannot tell that from a lease that ran out. A call in flight to a master that dies is moved to
 /// the new one when the node learns of it (cluster_node's reroute, sentinel_node's reconnect);
 /// only a master that hangs with no failover holds a call this long.
+/// How long an unlock waits for a plain node whose connection fails, as a restart's
+/// (persistence::restart_until): release_retry's longest timeout (2 s), and never under the node
+/// timeout. A server restarted by its supervisor answers again well within it.
+std::chrono::milliseconds restart_patience(std::chrono::milliseconds node_timeout) noexcept;
+
 std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
                                           std::chrono::steady_clock::duration left) noexcept;
 

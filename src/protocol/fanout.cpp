@@ -58,12 +58,22 @@ vote classify(script const& code, node_result& r)
    return r.own == ownership::done ? vote::yes : vote::no;
 }
 
-// Whether `reply` says that the release or extend `code` found its own key.
-bool released(script const& code, node_reply const& reply)
+// How `reply` votes on the release or extend `code`, classified apart (a copy).
+vote vote_of(script const& code, node_reply const& reply)
 {
    node_result r;
    r.reply = reply;
-   return classify(code, r) == vote::yes;
+   return classify(code, r);
+}
+
+// A release that finds its key gone, or another's, on a node restarted within its quarantine
+// learns nothing of its lease: the node lost the key with its memory, and no client has counted
+// its votes since (node::restarted_recently). The lease was as safe there as if the key had
+// stayed, so the release counts as landed. Only a release, which speaks of the past: an extend,
+// which a lease's future rests on, needs the key there.
+bool lost_with_a_restart(script const& code, vote v, node const& from)
+{
+   return code.role == script_role::release && v == vote::no && from.restarted_recently();
 }
 
 // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of its counts
@@ -107,6 +117,11 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       r.v = classify(code, r);
       if (code.role == script_role::acquire)
          sit_out_quarantine(r, from);
+      if (lost_with_a_restart(code, r.v, from)) {
+         r.v = vote::yes;
+         r.reply.server_message = "released: restarted within its quarantine, it had lost the key "
+                                  "(config::restart_quarantine)";
+      }
       // A reply of the wrong shape means the connection matches replies to the wrong requests:
       // nothing more it answers can be trusted until it is a new connection.
       if (r.malformed)
@@ -199,22 +214,40 @@ struct node_call : std::enable_shared_from_this<node_call> {
       // refusal of our rights or of the server (an ACL denial, a Redis 6 cluster), which the
       // node reports as an error code of its own.
       bool const final_refusal = r.ec == error::auth_failed || r.ec == error::invalid_argument;
-      bool const again = keep && r.ec && r.ec != asio::error::operation_aborted && !final_refusal &&
-                         !keep->work->closed() && std::chrono::steady_clock::now() < keep->until;
+      auto const now = std::chrono::steady_clock::now();
+      bool const owned = keep && !keep->work->closed() && now < keep->until;
+      bool const failed = r.ec && r.ec != asio::error::operation_aborted && !final_refusal;
+      // How an answer votes, looked at here only where it matters (on a copy): after a call kept
+      // back, or from a node whose current run is not known yet.
+      bool const look =
+         keep && keep->wait_out_operations && !r.ec && (held_back.has_value() || n->run_unknown());
+      auto const later = look ? vote_of(*call->code, r) : vote::yes;
+      // A "no" from a node whose run is not known yet (a connection made a moment ago, whose
+      // INFO has not answered) may be a restarted node's, which lost the key
+      // (lost_with_a_restart): it is asked again once the node knows.
+      bool const unknown_run = later == vote::no && n->run_unknown();
+      bool const again = owned && (failed || unknown_run);
       // The first answer is the node's vote, unless it says that a routine operation is under
-      // way (a slot in motion, an election; or any failure of a node that follows failovers)
+      // way (a slot in motion, an election; any failure of a node that follows failovers; a
+      // plain node's failed connection, for a restart's length; a "no" of a run not known yet)
       // and the caller waits that out (persistence::wait_out_operations): that one is kept
-      // back, and is the vote if no other answer comes.
+      // back, and is the vote if no other answer comes. A failure that may have run outranks a
+      // "no" kept back.
+      bool const passing = n->follows_failovers() || (keep && now < keep->restart_until);
       bool const routine =
-         r.ec == asio::error::try_again || (n->follows_failovers() && r.ec != error::tls_failed);
+         unknown_run || r.ec == asio::error::try_again || (passing && r.ec != error::tls_failed);
       bool const waits = again && keep->wait_out_operations && routine;
       if (waits && !voted) {
-         may_have_run = may_have_run || r.sent;
-         held_back = std::move(r);
-      } else if (held_back && may_have_run && !r.ec && !released(*call->code, r)) {
+         if (r.ec || !held_back) {
+            may_have_run = may_have_run || (r.ec && r.sent);
+            held_back = std::move(r);
+         }
+      } else if (held_back && may_have_run && later != vote::yes &&
+                 !lost_with_a_restart(*call->code, later, *n)) {
          // A call that timed out may have released the key, its answer lost: a later one that
-         // finds the key gone, or another owner's, cannot tell that from a lease that ran out.
-         // Not known, then: the failure is the vote.
+         // finds the key gone, or another owner's, cannot tell that from a lease that ran out
+         // (unless the node has restarted since, and lost it anyway). Not known, then: the
+         // failure is the vote.
          vote(std::move(*std::exchange(held_back, std::nullopt)));
       } else {
          vote(std::move(r));

@@ -87,7 +87,8 @@ public:
    /// True for a node that finds its master's successor by itself when that master fails (a
    /// Redis Cluster's new master for the slots, a Sentinel's promoted replica): a call that it
    /// could not deliver may land once the failover ends, so an unlock waits it out
-   /// (persistence::wait_out_operations). False by default: a plain node's silence is an outage.
+   /// (persistence::wait_out_operations). False by default: a plain node's silence is an outage
+   /// once it has lasted longer than a restart (persistence::restart_until).
    virtual bool follows_failovers() const noexcept { return false; }
 
    /// The node's URL without its password.
@@ -97,6 +98,20 @@ public:
    /// or its uptime is not known yet, or its restarts cannot be judged: its acquire votes do not
    /// count.
    virtual bool quarantined() const noexcept { return false; }
+
+   /// True while the node's server is in its restart quarantine because its uptime says that it
+   /// started less than the quarantine ago: not while its uptime is unknown (a new connection
+   /// not judged yet), nor when its restarts cannot be judged, nor when its run counts early (a
+   /// fresh fleet's). What it holds then it has held only since that start, and no client has
+   /// counted its votes since: a key it does not hold says nothing of the lease that set it.
+   /// A Redis Cluster's node never says so (false by default).
+   virtual bool restarted_recently() const noexcept { return false; }
+
+   /// True while the node's current connection has not learned yet how long its server has been
+   /// up (a connection made a moment ago, its `INFO` not answered): restarted_recently() cannot
+   /// tell yet. Never for a node without a quarantine, nor for one whose restarts cannot be
+   /// judged. False by default.
+   virtual bool run_unknown() const noexcept { return false; }
 
    /// Why the node's restarts cannot be judged (the command and the server's reply, as "INFO
    /// server failed (NOPERM ...)"), or an empty `why`. Such a node is quarantined until they can

@@ -80,6 +80,19 @@ bool redis_node::quarantined() const noexcept
    return !counts_early();
 }
 
+bool redis_node::restarted_recently() const noexcept
+{
+   auto const unknown = std::chrono::steady_clock::time_point::max();
+   return unjudged_.why.empty() && trusted_from_ != unknown &&
+          std::chrono::steady_clock::now() < trusted_from_ && !counts_early();
+}
+
+bool redis_node::run_unknown() const noexcept
+{
+   return quarantine_.count() > 0 && unjudged_.why.empty() &&
+          trusted_from_ == std::chrono::steady_clock::time_point::max();
+}
+
 bool redis_node::counts_early() const noexcept
 {
    if (run_id_.empty())

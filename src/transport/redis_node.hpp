@@ -82,6 +82,8 @@ public:
    std::string const& name() const noexcept override { return name_; }
 
    bool quarantined() const noexcept override;
+   bool restarted_recently() const noexcept override;
+   bool run_unknown() const noexcept override;
    judge_failure unjudged() const override { return unjudged_; }
 
    /// True once the node's current run is known to hold a mark (read there, or written and

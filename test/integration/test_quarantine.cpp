@@ -46,6 +46,39 @@ locksmith::config with_default_quarantine(servers_fixture const& f)
    return c;
 }
 
+// A routine restart under a lease that stands on a bare quorum: another client's try holds the
+// key on nodes 3 and 4, and node 0, one of the lease's three, restarts empty (`back`) or stays
+// down as its holder unlocks. The unlock's verdict, and its report.
+std::pair<std::optional<error_code>, locksmith::report>
+unlock_across_a_restart(five_servers_fixture& f, locksmith::config cfg, bool back)
+{
+   auto& servers = f.servers;
+   locksmith::client c{f.ioc.get_executor(), std::move(cfg)};
+   auto const name = locksmith::test::unique_key();
+   auto const key = lock_key(name);
+   std::string const other = "0123456789abcdef0123456789abcdef";
+   for (std::size_t i = 3; i < 5; ++i)
+      servers[i]->text({"SET", key, other, "PX", "60000"});
+   std::optional<error_code> unlocked;
+   locksmith::report diag;
+   run(f.ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.async_lock(name, {.ttl = 30s, .wait = 10s}, tuple);
+      BOOST_TEST_REQUIRE(!ec, ec.message());
+      servers[0]->kill();
+      c.async_unlock(l, diag, [&](error_code e) { unlocked = e; });
+      co_await sleep_for(100ms);  // its calls to node 0 fail meanwhile
+      if (back)
+         servers[0]->restart();
+      BOOST_TEST(co_await eventually([&] { return unlocked.has_value(); }, 20s, 10ms));
+      if (!back)
+         servers[0]->restart();
+      co_await c.async_close(tuple);
+   }());
+   for (std::size_t i = 0; i < servers.size(); ++i)
+      BOOST_TEST(servers[i]->text({"GET", key}) == (i < 3 ? "(nil)" : other), "node " << i);
+   return {unlocked, diag};
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(restart_quarantine, five_servers_fixture, *needs_redis_server())
@@ -261,6 +294,32 @@ BOOST_AUTO_TEST_CASE(concurrent_first_clients_of_a_new_fleet_all_lock)
    }());
    for (std::size_t i = 0; i < ecs.size(); ++i)
       BOOST_TEST(!ecs[i], "client " << i << ": " << ecs[i].message() << ": " << why[i]);
+}
+
+// The unlock waits for the node (a plain node's restart, restart_patience: here the node
+// timeout, 5 s, for a loaded machine's slow restart) and counts its "no key" as released: the
+// node lost the key with its memory, and sits out its quarantine.
+BOOST_AUTO_TEST_CASE(an_unlock_waits_out_a_restart_of_a_node_its_bare_quorum_needs)
+{
+   auto cfg = with_default_quarantine(*this);
+   cfg.node_timeout = 5s;
+   auto const [unlocked, diag] = unlock_across_a_restart(*this, cfg, true);
+   BOOST_TEST_REQUIRE(unlocked.has_value());
+   BOOST_TEST(!*unlocked, unlocked->message() << ": " << diag.message());
+   auto const& n = diag.nodes.at(0);
+   BOOST_TEST(n.vote == locksmith::node_vote::yes);
+   BOOST_TEST(n.message.find("restarted within its quarantine") != std::string::npos, n.message);
+}
+
+// A node that stays down is an outage: the unlock says that it does not know, after
+// restart_patience (2 s), and does not wait for the key to expire.
+BOOST_AUTO_TEST_CASE(an_unlock_fails_when_a_node_its_bare_quorum_needs_stays_down)
+{
+   auto const [unlocked, diag] =
+      unlock_across_a_restart(*this, with_default_quarantine(*this), false);
+   BOOST_TEST_REQUIRE(unlocked.has_value());
+   BOOST_TEST((*unlocked == locksmith::error::quorum_unreachable), unlocked->message());
+   BOOST_TEST(diag.nodes.at(0).vote == locksmith::node_vote::failed);
 }
 
 // Issue 24: 5 nodes restarted one at a time, each empty, spaced as the README says (the

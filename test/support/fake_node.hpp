@@ -108,11 +108,19 @@ public:
    void stop() override { started = false; }
    std::string const& name() const noexcept override { return name_; }
    bool follows_failovers() const noexcept override { return failovers; }
+   bool restarted_recently() const noexcept override { return restarted; }
+   bool run_unknown() const noexcept override { return unknown_run; }
 
    // --- what tests look at and control
 
    /// What follows_failovers() says: true to stand for a Redis Cluster or a Sentinel's master.
    bool failovers = false;
+
+   /// What restarted_recently() says: true to stand for a server restarted within its quarantine.
+   bool restarted = false;
+
+   /// What run_unknown() says: true to stand for a new connection whose INFO has not answered.
+   bool unknown_run = false;
 
    /// Stalls the node (SIGSTOP): commands queue up and run, in order, after thaw().
    void freeze() { frozen_ = true; }

@@ -131,10 +131,12 @@ run_stats check(scenario const& s)
       // Unlock: succeeds with a quorum of releases. A node that hung on the extend is still hung
       // when the release comes. The release goes where the lock may be (not to the nodes that
       // another owner held), in node order: the first of its calls is the first free node's. A
-      // routine operation (in_motion) is waited out: the release is sent again, and lands.
+      // routine operation (in_motion) is waited out: the release is sent again, and lands. So is
+      // a failed connection (timeout, refused), as a restart's: the lost request never ran.
       auto const first_unlock_call = c.plan->calls + 1;
       auto const release_node_faulted = [&] {
          return s.what != fault::noscript && s.what != fault::in_motion &&
+                s.what != fault::timeout && s.what != fault::refused &&
                 s.fail_at >= first_unlock_call &&
                 s.fail_at < first_unlock_call + (s.nodes - s.held_by_other) && (one || tight);
       };

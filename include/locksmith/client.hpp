@@ -275,10 +275,14 @@ public:
    /// plain node (`redis://`) has no failover to wait for, but may be restarting: a failure of
    /// its connection (refused, reset, timed out) is waited out for 2 s (never less than the node
    /// timeout, never past the key's expiry), and after that it fails the unlock, as an outage.
-   /// A node back from a restart within its restart quarantine (config::restart_quarantine) that
-   /// no longer holds the key lost it with its memory: that counts as released there, since no
-   /// client counts its votes until its quarantine has passed. Each of these waits matters only
-   /// when the verdict hangs on that node: an unlock completes as soon as a quorum released.
+   /// A plain node whose server restarted since the lock set its key there, and sits out its
+   /// restart quarantine (config::restart_quarantine), lost the key with its memory: while the
+   /// lease is valid, its "no key" (or another owner's key) counts as released there, on at most
+   /// N - quorum nodes, since no client counts its votes before its quarantine has passed. The
+   /// other nodes' releases must make up the rest (a fleet restarted whole within one
+   /// quarantine leaves none, and the unlock reports the lease lost). Each of these waits
+   /// matters only when the verdict hangs on that node: an unlock completes as soon as a quorum
+   /// released.
    /// Cancel it to stop waiting: the release goes on, as below.
    ///
    /// error::lease_expired and error::not_owner mean that the lease ran out before this unlock:

@@ -231,8 +231,16 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          // A fair waiter's token was queued on every node, and any may have handed it the key.
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());
-         result r{error_code{},
-                  won{std::move(a.token), highest_fence(a.r), a.t0, *until, std::move(where), {}}};
+         std::vector<unsigned> runs(a.r.nodes.size());
+         for (std::size_t i = 0; i < runs.size(); ++i)
+            runs[i] = a.r.nodes[i].run;
+         result r{error_code{}, won{std::move(a.token),
+                                    highest_fence(a.r),
+                                    a.t0,
+                                    *until,
+                                    std::move(where),
+                                    std::move(runs),
+                                    {}}};
          a.token.clear();  // the lease's now
          return r;
       }

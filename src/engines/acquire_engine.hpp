@@ -42,10 +42,11 @@ public:
    struct won {
       std::string token;
       std::uint64_t fence = 0;
-      clock::time_point start;        // when the winning try went out
-      clock::time_point valid_until;  // start + ttl - drift
-      std::vector<bool> may_hold;     // the nodes that may hold the key (may_hold_key)
-      std::string took_over;          // the handed lease's token that the winning try took over
+      clock::time_point start;         // when the winning try went out
+      clock::time_point valid_until;   // start + ttl - drift
+      std::vector<bool> may_hold;      // the nodes that may hold the key (may_hold_key)
+      std::vector<unsigned> key_runs;  // by node: its run when it set the key (node_result::run)
+      std::string took_over;           // the handed lease's token that the winning try took over
    };
    struct result {
       error_code ec;

@@ -65,6 +65,7 @@ lease acquisition::grant(std::string const& name, acquire_engine::won w, lock_op
    auto st = std::make_shared<lease_state>(owner_.shared_from_this(), name, std::move(w.token),
                                            opts.fence ? w.fence : 0, w.start, w.valid_until, opts);
    st->may_hold = std::move(w.may_hold);
+   st->key_runs = std::move(w.key_runs);
    st->took_over = std::move(w.took_over);
    st->kind = kind;
    if (kind.shared())

@@ -58,6 +58,7 @@ struct lease_state : std::enable_shared_from_this<lease_state> {
    bool in_slot = true;  // holds the name's place in the in-process queue
 
    std::vector<bool> may_hold;  // by node index: the key may be there (may_hold_key of the acquire)
+   std::vector<unsigned> key_runs;  // by node index: its run when the acquire set the key there
    // The token of the lease that a local unlock handed over and this one took over in its key
    // (local_queue::pass), if any: where that write was lost with a failed-over master, the new
    // one still holds the handed token, and only this lease's release can delete it.

@@ -94,6 +94,10 @@ struct persistence {
    // back as a routine operation's until then (restart_patience after the unlock began), and is
    // the vote only after. A restart takes a moment; an outage lasts.
    std::chrono::steady_clock::time_point restart_until{};
+   // By node index: the node's run (node::run) when the lease's acquire set the key there, or
+   // node::unknown_run. A release that finds the key gone from a later run may count as landed
+   // (fanout.cpp, lost_with_a_restart). Empty: nowhere known, or a lease no longer valid.
+   std::vector<unsigned> key_runs;
 
    bool covers(std::size_t node) const noexcept
    {
@@ -110,6 +114,11 @@ struct retry_plan {
 };
 retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attempt) noexcept;
 
+/// How long an unlock waits for a plain node whose connection fails, as a restart's
+/// (persistence::restart_until): release_retry's longest timeout (2 s), and never under the node
+/// timeout. A server restarted by its supervisor answers again well within it.
+std::chrono::milliseconds restart_patience(std::chrono::milliseconds node_timeout) noexcept;
+
 /// The timeout of a release call that waits out a failover (persistence::wait_out_operations, on
 /// a node that follows failovers): release_retry's longest (2 s), or the `left` of the key's life
 /// when that is shorter, and never under the node timeout. A master that was just promoted may
@@ -118,11 +127,6 @@ retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attemp
 /// cannot tell that from a lease that ran out. A call in flight to a master that dies is moved to
 /// the new one when the node learns of it (cluster_node's reroute, sentinel_node's reconnect);
 /// only a master that hangs with no failover holds a call this long.
-/// How long an unlock waits for a plain node whose connection fails, as a restart's
-/// (persistence::restart_until): release_retry's longest timeout (2 s), and never under the node
-/// timeout. A server restarted by its supervisor answers again well within it.
-std::chrono::milliseconds restart_patience(std::chrono::milliseconds node_timeout) noexcept;
-
 std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
                                           std::chrono::steady_clock::duration left) noexcept;
 

@@ -66,14 +66,20 @@ vote vote_of(script const& code, node_reply const& reply)
    return classify(code, r);
 }
 
-// A release that finds its key gone, or another's, on a node restarted within its quarantine
-// learns nothing of its lease: the node lost the key with its memory, and no client has counted
-// its votes since (node::restarted_recently). The lease was as safe there as if the key had
-// stayed, so the release counts as landed. Only a release, which speaks of the past: an extend,
-// which a lease's future rests on, needs the key there.
-bool lost_with_a_restart(script const& code, vote v, node const& from)
+// A release that finds its key gone, or another's, on a plain node whose server restarted since
+// the lease set the key there (another run) learns nothing of the lease: the node lost the key
+// with its memory. While the node's quarantine lasts for every client, no client has counted its
+// votes since (node::restarted_recently), so a valid lease was as safe there as if the key had
+// stayed, and the release may count as landed (fanout_op::on_reply, at most N - quorum of
+// them). `key_run` is node::unknown_run for a lease that was no longer valid (release_lease):
+// its keys may have expired before the restart. Only a plain node, where another run is a
+// restart (a Sentinel's is a failover, to a replica that others may count at once), and only a
+// release, which speaks of the past: an extend, which a lease's future rests on, needs the key.
+bool lost_with_a_restart(script const& code, vote v, node const& from, unsigned key_run)
 {
-   return code.role == script_role::release && v == vote::no && from.restarted_recently();
+   return code.role == script_role::release && v == vote::no && key_run != node::unknown_run &&
+          !from.follows_failovers() && from.restarted_recently() &&
+          from.run() != node::unknown_run && from.run() != key_run;
 }
 
 // A restarted node may have forgotten a key that a quorum relied on: no acquire vote of its counts
@@ -108,19 +114,28 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
       result.quorum = votes.quorum();
    }
 
-   void on_reply(script const& code, std::size_t i, node_reply&& reply, node& from)
+   // `lost`: a release's answer from a node that lost the key in a restart (lost_with_a_restart).
+   void on_reply(script const& code, std::size_t i, node_reply&& reply, node& from,
+                 bool lost = false)
    {
       node_result late;
       // Once decided, `result` may have been moved out: a late reply is looked at apart.
       auto& r = handler ? result.nodes[i] : late;
       r.reply = std::move(reply);
       r.v = classify(code, r);
-      if (code.role == script_role::acquire)
+      if (code.role == script_role::acquire) {
+         if (r.acquire.acquired)
+            r.run = from.run();
          sit_out_quarantine(r, from);
-      if (lost_with_a_restart(code, r.v, from)) {
+      }
+      // Counted as released on N - quorum nodes at most: the others' keys must show that the
+      // lease held, even if every node restarted within one quarantine (the fresh-fleet limit).
+      if (lost && r.v == vote::no && credits + votes.quorum() < result.nodes.size()) {
+         ++credits;
          r.v = vote::yes;
-         r.reply.server_message = "released: restarted within its quarantine, it had lost the key "
-                                  "(config::restart_quarantine)";
+         r.reply.server_message += std::string{r.reply.server_message.empty() ? "" : "; "} +
+                                   "counted as released: its server restarted since the key was "
+                                   "set, and sits out its quarantine (config::restart_quarantine)";
       }
       // A reply of the wrong shape means the connection matches replies to the wrong requests:
       // nothing more it answers can be trusted until it is a new connection.
@@ -159,6 +174,7 @@ struct fanout_op : std::enable_shared_from_this<fanout_op> {
    }
 
    vote_counter votes;
+   std::size_t credits = 0;  // releases counted so (on_reply's `lost`)
    fanout_handler handler;
    late_vote_handler late_votes;
    fanout_result result;
@@ -218,15 +234,16 @@ struct node_call : std::enable_shared_from_this<node_call> {
       bool const owned = keep && !keep->work->closed() && now < keep->until;
       bool const failed = r.ec && r.ec != asio::error::operation_aborted && !final_refusal;
       // How an answer votes, looked at here only where it matters (on a copy): after a call kept
-      // back, or from a node whose current run is not known yet.
-      bool const look =
-         keep && keep->wait_out_operations && !r.ec && (held_back.has_value() || n->run_unknown());
+      // back, or from a node whose current run is not known yet or began lately.
+      bool const look = keep && keep->wait_out_operations && !r.ec &&
+                        (held_back || n->run_unknown() || n->restarted_recently());
       auto const later = look ? vote_of(*call->code, r) : vote::yes;
+      bool const lost_key = lost(later);
       // A "no" from a node whose run is not known yet (a connection made a moment ago, whose
       // INFO has not answered) may be a restarted node's, which lost the key
       // (lost_with_a_restart): it is asked again once the node knows.
-      bool const unknown_run = later == vote::no && n->run_unknown();
-      bool const again = owned && (failed || unknown_run);
+      bool const run_not_known = later == vote::no && n->run_unknown();
+      bool const again = owned && (failed || run_not_known);
       // The first answer is the node's vote, unless it says that a routine operation is under
       // way (a slot in motion, an election; any failure of a node that follows failovers; a
       // plain node's failed connection, for a restart's length; a "no" of a run not known yet)
@@ -235,22 +252,21 @@ struct node_call : std::enable_shared_from_this<node_call> {
       // "no" kept back.
       bool const passing = n->follows_failovers() || (keep && now < keep->restart_until);
       bool const routine =
-         unknown_run || r.ec == asio::error::try_again || (passing && r.ec != error::tls_failed);
+         run_not_known || r.ec == asio::error::try_again || (passing && r.ec != error::tls_failed);
       bool const waits = again && keep->wait_out_operations && routine;
       if (waits && !voted) {
          if (r.ec || !held_back) {
             may_have_run = may_have_run || (r.ec && r.sent);
             held_back = std::move(r);
          }
-      } else if (held_back && may_have_run && later != vote::yes &&
-                 !lost_with_a_restart(*call->code, later, *n)) {
+      } else if (held_back && may_have_run && later != vote::yes && !lost_key) {
          // A call that timed out may have released the key, its answer lost: a later one that
          // finds the key gone, or another owner's, cannot tell that from a lease that ran out
          // (unless the node has restarted since, and lost it anyway). Not known, then: the
          // failure is the vote.
          vote(std::move(*std::exchange(held_back, std::nullopt)));
       } else {
-         vote(std::move(r));
+         vote(std::move(r), lost_key);
       }
       if (!again)
          return end();
@@ -265,11 +281,20 @@ struct node_call : std::enable_shared_from_this<node_call> {
       });
    }
 
-   // The node's vote, once.
-   void vote(node_reply&& r)
+   // Whether a release's answer that votes `v` comes from a node that lost the key in a restart
+   // (lost_with_a_restart), as far as this call knows where the key was set.
+   bool lost(vote v) const
+   {
+      auto const key_run =
+         keep && index < keep->key_runs.size() ? keep->key_runs[index] : node::unknown_run;
+      return lost_with_a_restart(*call->code, v, *n, key_run);
+   }
+
+   // The node's vote, once. `lost_key`: see fanout_op::on_reply.
+   void vote(node_reply&& r, bool lost_key = false)
    {
       if (!std::exchange(voted, true))
-         op->on_reply(*call->code, index, std::move(r), *n);
+         op->on_reply(*call->code, index, std::move(r), *n, lost_key);
    }
 
    // No more calls: a vote kept back counts now.

@@ -37,6 +37,7 @@ struct node_result {
    acquire_reply acquire;               // acquire script, when parsed
    ownership own = ownership::expired;  // release and extend scripts, when parsed
    bool malformed = false;              // a reply, not an error, but not of the script's shape
+   unsigned run = node::unknown_run;    // an acquire that set the key: the node's run then
 };
 
 /// The state of a fan-out when it was decided.

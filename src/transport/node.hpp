@@ -99,13 +99,20 @@ public:
    /// count.
    virtual bool quarantined() const noexcept { return false; }
 
-   /// True while the node's server is in its restart quarantine because its uptime says that it
-   /// started less than the quarantine ago: not while its uptime is unknown (a new connection
-   /// not judged yet), nor when its restarts cannot be judged, nor when its run counts early (a
-   /// fresh fleet's). What it holds then it has held only since that start, and no client has
-   /// counted its votes since: a key it does not hold says nothing of the lease that set it.
-   /// A Redis Cluster's node never says so (false by default).
+   /// True while the node's server started less than the quarantine ago by the earliest start
+   /// that its uptime allows (Redis counts it in whole seconds): no client with the same
+   /// quarantine has counted its votes yet, unless the whole fleet restarted within one
+   /// quarantine (the fresh-fleet rule's limit, sansio/quarantine.hpp). Not while its uptime is
+   /// unknown (a new connection not judged yet), nor when its restarts cannot be judged, nor
+   /// when its run counts early. A Redis Cluster's node never says so (false by default).
    virtual bool restarted_recently() const noexcept { return false; }
+
+   /// Which run of its server the node is connected to: a number that changes each time its
+   /// connection finds a server with another `run_id` (a restart, a Sentinel's new master), or
+   /// unknown_run while that is not known (its `INFO` not answered on this connection; no
+   /// quarantine). A key set in one run and missing in a later one was lost with the restart.
+   virtual unsigned run() const noexcept { return unknown_run; }
+   static constexpr unsigned unknown_run = ~0u;
 
    /// True while the node's current connection has not learned yet how long its server has been
    /// up (a connection made a moment ago, its `INFO` not answered): restarted_recently() cannot

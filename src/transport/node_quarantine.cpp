@@ -84,7 +84,12 @@ bool redis_node::restarted_recently() const noexcept
 {
    auto const unknown = std::chrono::steady_clock::time_point::max();
    return unjudged_.why.empty() && trusted_from_ != unknown &&
-          std::chrono::steady_clock::now() < trusted_from_ && !counts_early();
+          std::chrono::steady_clock::now() < young_until_ && !counts_early();
+}
+
+unsigned redis_node::run() const noexcept
+{
+   return run_unknown() || run_id_.empty() ? unknown_run : runs_;
 }
 
 bool redis_node::run_unknown() const noexcept
@@ -128,8 +133,10 @@ void redis_node::learn_uptime(unsigned connection)
    req->push("INFO", "server");
    req->push("GET", mark_key_);
    auto resp = std::make_shared<contact_response>();
+   auto const asked = std::chrono::steady_clock::now();
    cmd_->exec(
-      *req, *resp, [self = shared_from_this(), req, resp, connection](error_code ec, std::size_t) {
+      *req, *resp,
+      [self = shared_from_this(), req, resp, connection, asked](error_code ec, std::size_t) {
          // An answer from an older connection says nothing of the server now; a
          // failed one is asked again on the next connection.
          if (ec || connection != std::max(self->connections_, 1u) || self->stopped())
@@ -143,7 +150,7 @@ void redis_node::learn_uptime(unsigned connection)
          }
          auto const now = std::chrono::steady_clock::now();
          self->judged(connection, judge_run(c.replies(), self->mark_key_, now, self->quarantine_),
-                      c.mark);
+                      c.mark, now - asked);
       });
 }
 
@@ -156,14 +163,25 @@ void redis_node::judge_again(unsigned connection, std::chrono::milliseconds afte
    });
 }
 
-void redis_node::judged(unsigned connection, run_judgement j, std::optional<std::string_view> mark)
+void redis_node::judged(unsigned connection, run_judgement j, std::optional<std::string_view> mark,
+                        std::chrono::steady_clock::duration asked_for)
 {
    auto const now = std::chrono::steady_clock::now();
    bool const was_unjudged = !unjudged_.why.empty();
+   if (!j.run_id.empty() && j.run_id != last_run_id_) {
+      last_run_id_ = j.run_id;
+      ++runs_;
+   }
    run_id_ = std::move(j.run_id);
    if (connection == 1 && first_run_id_.empty())
       first_run_id_ = run_id_;
    trusted_from_ = j.trusted_from;
+   // trusted_from is the latest end of the quarantine that the uptime allows (Redis counts it
+   // in whole seconds, and the server may have answered at any moment of the round trip): the
+   // earliest is two seconds and the round trip before.
+   young_until_ = trusted_from_ == std::chrono::steady_clock::time_point::max()
+                     ? std::chrono::steady_clock::time_point{}
+                     : trusted_from_ - asked_for - std::chrono::seconds{2};
    marked_now_ = j.marked_now;
    holds_mark_ = mark.has_value();
    unjudged_ = std::move(j.unjudged);

@@ -84,6 +84,7 @@ public:
    bool quarantined() const noexcept override;
    bool restarted_recently() const noexcept override;
    bool run_unknown() const noexcept override;
+   unsigned run() const noexcept override;
    judge_failure unjudged() const override { return unjudged_; }
 
    /// True once the node's current run is known to hold a mark (read there, or written and
@@ -97,7 +98,8 @@ private:
                 bool even_if_silent) override;
    void on_command_connection();
    void learn_uptime(unsigned connection);
-   void judged(unsigned connection, run_judgement j, std::optional<std::string_view> mark);
+   void judged(unsigned connection, run_judgement j, std::optional<std::string_view> mark,
+               std::chrono::steady_clock::duration asked_for);
    void judge_again(unsigned connection, std::chrono::milliseconds after);
    void first_contact_made(unsigned connection, first_contact c);
    bool counts_early() const noexcept;
@@ -121,6 +123,7 @@ private:
    // counts, and is asked again every second.
    std::chrono::milliseconds quarantine_;
    std::chrono::steady_clock::time_point trusted_from_;
+   std::chrono::steady_clock::time_point young_until_{};  // restarted_recently() until then
    judge_failure unjudged_;   // why its restarts cannot be judged (empty: they can)
    bool marked_now_ = false;  // its mark (read, or written by this client) names its run
    bool holds_mark_ = false;  // see holds_mark()
@@ -132,6 +135,8 @@ private:
    std::string mark_key_;
    std::string run_id_;        // of the server this node is connected to now (empty: unknown)
    std::string first_run_id_;  // of the server its first connection found
+   std::string last_run_id_;   // the last run_id it learned, kept across connections
+   unsigned runs_ = 0;         // run(): counts the changes of last_run_id_
    boost::asio::steady_timer judge_timer_;  // asks INFO again (LOADING, or unjudged)
 
    log_sink log_;  // config::logger

@@ -41,6 +41,7 @@ public:
    bool quarantined() const noexcept override { return inner_->quarantined(); }
    bool restarted_recently() const noexcept override { return inner_->restarted_recently(); }
    bool run_unknown() const noexcept override { return inner_->run_unknown(); }
+   unsigned run() const noexcept override { return inner_->run(); }
    judge_failure unjudged() const override { return inner_->unjudged(); }
 
 private:

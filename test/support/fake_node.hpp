@@ -109,7 +109,8 @@ public:
    std::string const& name() const noexcept override { return name_; }
    bool follows_failovers() const noexcept override { return failovers; }
    bool restarted_recently() const noexcept override { return restarted; }
-   bool run_unknown() const noexcept override { return unknown_run; }
+   bool run_unknown() const noexcept override { return run_not_known; }
+   unsigned run() const noexcept override { return run_not_known ? unknown_run : run_number; }
 
    // --- what tests look at and control
 
@@ -120,7 +121,10 @@ public:
    bool restarted = false;
 
    /// What run_unknown() says: true to stand for a new connection whose INFO has not answered.
-   bool unknown_run = false;
+   bool run_not_known = false;
+
+   /// What run() says (unless run_not_known): one more stands for a restart.
+   unsigned run_number = 0;
 
    /// Stalls the node (SIGSTOP): commands queue up and run, in order, after thaw().
    void freeze() { frozen_ = true; }

@@ -231,9 +231,13 @@ std::optional<acquire_engine::result> acquire_engine::judge(attempt& a, std::str
          // A fair waiter's token was queued on every node, and any may have handed it the key.
          auto where = is_fair(kind) ? std::vector<bool>(ctx_.nodes.size(), true)
                                     : may_hold_key(a.r, ctx_.nodes.size());
-         std::vector<unsigned> runs(a.r.nodes.size());
-         for (std::size_t i = 0; i < runs.size(); ++i)
-            runs[i] = a.r.nodes[i].run;
+         // Kept only where some node's run is known (none is without a quarantine).
+         std::vector<unsigned> runs;
+         for (std::size_t i = 0; i < a.r.nodes.size(); ++i)
+            if (a.r.nodes[i].run != node::unknown_run) {
+               runs.resize(a.r.nodes.size(), node::unknown_run);
+               runs[i] = a.r.nodes[i].run;
+            }
          result r{error_code{}, won{std::move(a.token),
                                     highest_fence(a.r),
                                     a.t0,

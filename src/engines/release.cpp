@@ -108,7 +108,7 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
                     .wait_out_operations = true,
                     .restart_until = std::min(until, std::chrono::steady_clock::now() +
                                                         restart_patience(ctx.cfg.node_timeout)),
-                    .key_runs = valid ? st->key_runs : std::vector<unsigned>{}};
+                    .key_runs = valid ? std::move(st->key_runs) : std::vector<unsigned>{}};
    // The handed lease's token, where this one's takeover may have been lost with a failed-over
    // master (a key that holds it is this lease's, and nobody else's): released by the same call.
    auto const handed = std::exchange(st->took_over, {});

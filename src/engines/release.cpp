@@ -100,15 +100,15 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
    // So is a plain node's restart, for restart_patience; and a key that a restart lost counts as
    // released while the lease is valid (key_runs: see persistence).
    auto const until = st->renewed_at + st->ttl;
-   bool const valid = std::chrono::steady_clock::now() < st->valid_until;
+   auto const now = std::chrono::steady_clock::now();
    persistence keep{.until = until,
                     .work = ctx.work,
                     .nodes = st->may_hold,
                     .only_there = true,
                     .wait_out_operations = true,
-                    .restart_until = std::min(until, std::chrono::steady_clock::now() +
-                                                        restart_patience(ctx.cfg.node_timeout)),
-                    .key_runs = valid ? std::move(st->key_runs) : std::vector<unsigned>{}};
+                    .restart_until = std::min(until, now + restart_patience(ctx.cfg.node_timeout)),
+                    .key_runs =
+                       now < st->valid_until ? std::move(st->key_runs) : std::vector<unsigned>{}};
    // The handed lease's token, where this one's takeover may have been lost with a failed-over
    // master (a key that holds it is this lease's, and nobody else's): released by the same call.
    auto const handed = std::exchange(st->took_over, {});

@@ -236,7 +236,8 @@ struct node_call : std::enable_shared_from_this<node_call> {
       // How an answer votes, looked at here only where it matters (on a copy): after a call kept
       // back, or from a node whose current run is not known yet or began lately.
       bool const look = keep && keep->wait_out_operations && !r.ec &&
-                        (held_back || n->run_unknown() || n->restarted_recently());
+                        (held_back || n->run_unknown() ||
+                         (key_run() != node::unknown_run && n->restarted_recently()));
       auto const later = look ? vote_of(*call->code, r) : vote::yes;
       bool const lost_key = lost(later);
       // A "no" from a node whose run is not known yet (a connection made a moment ago, whose
@@ -283,11 +284,12 @@ struct node_call : std::enable_shared_from_this<node_call> {
 
    // Whether a release's answer that votes `v` comes from a node that lost the key in a restart
    // (lost_with_a_restart), as far as this call knows where the key was set.
-   bool lost(vote v) const
+   bool lost(vote v) const { return lost_with_a_restart(*call->code, v, *n, key_run()); }
+
+   // The node's run when the lease's acquire set the key there (persistence::key_runs).
+   unsigned key_run() const noexcept
    {
-      auto const key_run =
-         keep && index < keep->key_runs.size() ? keep->key_runs[index] : node::unknown_run;
-      return lost_with_a_restart(*call->code, v, *n, key_run);
+      return keep && index < keep->key_runs.size() ? keep->key_runs[index] : node::unknown_run;
    }
 
    // The node's vote, once. `lost_key`: see fanout_op::on_reply.

@@ -104,13 +104,15 @@ public:
    /// quarantine has counted its votes yet, unless the whole fleet restarted within one
    /// quarantine (the fresh-fleet rule's limit, sansio/quarantine.hpp). Not while its uptime is
    /// unknown (a new connection not judged yet), nor when its restarts cannot be judged, nor
-   /// when its run counts early. A Redis Cluster's node never says so (false by default).
+   /// when its run counts early. False by default: a node that follows failovers (a Redis
+   /// Cluster's, a Sentinel's) never says so, as another server there is a failover's.
    virtual bool restarted_recently() const noexcept { return false; }
 
    /// Which run of its server the node is connected to: a number that changes each time its
-   /// connection finds a server with another `run_id` (a restart, a Sentinel's new master), or
-   /// unknown_run while that is not known (its `INFO` not answered on this connection; no
-   /// quarantine). A key set in one run and missing in a later one was lost with the restart.
+   /// connection finds a server with another `run_id` (a restart), or unknown_run while that is
+   /// not known (its `INFO` not answered on this connection; no quarantine; and by default, for
+   /// a node that follows failovers). A key set in one run and missing in a later one was lost
+   /// with the restart.
    virtual unsigned run() const noexcept { return unknown_run; }
    static constexpr unsigned unknown_run = ~0u;
 

@@ -39,9 +39,7 @@ public:
    void reconnect() override { inner_->reconnect(); }
    std::string const& name() const noexcept override { return inner_->name(); }
    bool quarantined() const noexcept override { return inner_->quarantined(); }
-   bool restarted_recently() const noexcept override { return inner_->restarted_recently(); }
    bool run_unknown() const noexcept override { return inner_->run_unknown(); }
-   unsigned run() const noexcept override { return inner_->run(); }
    judge_failure unjudged() const override { return inner_->unjudged(); }
 
 private:

@@ -25,8 +25,9 @@ constexpr char const* exit_codes_help = R"(Exit status:
   64   usage error or bad input: bad option, missing or empty --key, bad duration,
        malformed --redis URL, a --ttl or --grace that leaves no room to renew, a
        redis+cluster:// URL whose masters are older than Redis 7.0 (printed)
-  69   Redis unavailable: too few nodes answered (down, refused, timed out), the
-       TLS handshake failed (untrusted certificate, wrong host name, client
+  69   Redis unavailable: too few nodes answered (down, refused, timed out, or
+       still loading their data after a restart, beyond --wait), the TLS
+       handshake failed (untrusted certificate, wrong host name, client
        certificate refused), or the lock reached fewer replicas than
        --wait-replicas; the node and the reason are printed
   70   Redis sent an unexpected reply (e.g. the lock key holds another type: K is

@@ -33,8 +33,9 @@
 //   64  (EX_USAGE)       usage error or bad input: bad option, missing or empty --key,
 //                        bad duration, malformed --redis URL, a --ttl or --grace that
 //                        leaves no room to renew, a Redis Cluster older than 7.0
-//   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out),
-//                        or the TLS handshake failed; the node and the reason are printed
+//   69  (EX_UNAVAILABLE) Redis unavailable: too few nodes answered (down, refused, timed out,
+//                        still loading their data), or the TLS handshake failed; the node
+//                        and the reason are printed
 //   70  (EX_SOFTWARE)    Redis sent an unexpected reply, e.g. the lock key holds another type;
 //                        the server's message is printed
 //   75  (EX_TEMPFAIL)    the lock was not taken within --wait: another owner held it (no

@@ -37,8 +37,9 @@ Exit status:
        least one holder on a quorum of nodes)
   1    K is free
   64   usage error or bad input: bad option, missing or empty --key, malformed --redis URL
-  69   Redis unavailable: too few nodes answered (down, refused, timed out), or the TLS
-       handshake failed; each node's reason is printed
+  69   Redis unavailable: too few nodes answered (down, refused, timed out, or still
+       loading their data after a restart), or the TLS handshake failed; each node's
+       reason is printed
   70   a node sent an unexpected reply; the server's message is printed
   77   Redis refused the user or password, or an ACL denied a command the inspection runs
 )";

@@ -41,7 +41,7 @@ void send_owned(asio::any_io_executor const& ex, std::vector<std::shared_ptr<nod
 {
    start_fanout(
       ex, targets, std::move(call), timeout, [](error_code, fanout_result) {},
-      persistence{until, std::move(work), {}});
+      persistence{.until = until, .work = std::move(work)});
 }
 
 }  // namespace

@@ -75,12 +75,13 @@ private:
 struct persistence {
    std::chrono::steady_clock::time_point until;  // the key expires by itself by then
    std::shared_ptr<owned_work> work;
-   std::vector<bool> nodes;  // the nodes that may hold the key, by index (empty: every node)
+   std::vector<bool> nodes{};  // the nodes that may hold the key, by index (empty: every node)
    // The call goes to `nodes` alone: the others, where the key cannot be (another owner held it
    // when it was taken), are not asked and count as no, as a release finding it gone would.
    bool only_there = false;
-   // A node that answers that the cluster is busy with a routine operation (asio::error::try_again:
-   // its slot in motion, or a failover's election), or whose master does not answer while the
+   // A node that answers that it is busy with a routine operation (asio::error::try_again: a
+   // cluster's slot in motion or a failover's election, or a server that loads its data, whose
+   // connection failures that follow count as the same), or whose master does not answer while the
    // node follows failovers (node::follows_failovers: a Redis Cluster or a Sentinel, which may be
    // promoting a replica), has not voted yet: the call is sent again as a failed one is, and the
    // node votes with its first answer of another kind, or with that failure once `until` has
@@ -97,7 +98,7 @@ struct persistence {
    // By node index: the node's run (node::run) when the lease's acquire set the key there, or
    // node::unknown_run. A release that finds the key gone from a later run may count as landed
    // (fanout.cpp, lost_with_a_restart). Empty: nowhere known, or a lease no longer valid.
-   std::vector<unsigned> key_runs;
+   std::vector<unsigned> key_runs{};
 
    bool covers(std::size_t node) const noexcept
    {

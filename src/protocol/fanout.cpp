@@ -207,6 +207,10 @@ struct node_call : std::enable_shared_from_this<node_call> {
    bool voted = false;
    std::optional<node_reply> held_back;  // a routine operation's answer, not yet a vote
    bool may_have_run = false;            // a call held back may have run (node_reply::sent)
+   // The node said that a routine operation is under way (asio::error::try_again): the failures
+   // that follow are that operation's too (a server that loads its data answers its connection's
+   // health check with LOADING, which drops the connection, again and again until it is done).
+   bool in_operation = false;
 
    void send(std::chrono::milliseconds t)
    {
@@ -246,12 +250,14 @@ struct node_call : std::enable_shared_from_this<node_call> {
       bool const run_not_known = later == vote::no && n->run_unknown();
       bool const again = owned && (failed || run_not_known);
       // The first answer is the node's vote, unless it says that a routine operation is under
-      // way (a slot in motion, an election; any failure of a node that follows failovers; a
-      // plain node's failed connection, for a restart's length; a "no" of a run not known yet)
-      // and the caller waits that out (persistence::wait_out_operations): that one is kept
-      // back, and is the vote if no other answer comes. A failure that may have run outranks a
-      // "no" kept back.
-      bool const passing = n->follows_failovers() || (keep && now < keep->restart_until);
+      // way (a slot in motion, an election, a load of the data; any failure of a node that
+      // follows failovers, or that said so; a plain node's failed connection, for a restart's
+      // length; a "no" of a run not known yet) and the caller waits that out
+      // (persistence::wait_out_operations): that one is kept back, and is the vote if no other
+      // answer comes. A failure that may have run outranks a "no" kept back.
+      in_operation = in_operation || r.ec == asio::error::try_again;
+      bool const passing =
+         n->follows_failovers() || in_operation || (keep && now < keep->restart_until);
       bool const routine =
          run_not_known || r.ec == asio::error::try_again || (passing && r.ec != error::tls_failed);
       bool const waits = again && keep->wait_out_operations && routine;

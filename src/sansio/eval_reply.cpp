@@ -27,6 +27,12 @@ void read_reply(eval_step& s, eval_completion const& c, script const& code,
          // attempt may be retried.
          s.demoted = true;
          s.ec = boost::redis::error::role_check_failed;
+      } else if (error_code == "LOADING") {
+         // A server that loads its data set (a restart from its dump or append-only file) runs
+         // no command until it is done, and then answers: a routine operation's passing
+         // failure, as a cluster's TRYAGAIN is, and a call that ran nowhere.
+         s.ec = boost::asio::error::try_again;
+         s.ran_nowhere = true;
       }
       return;
    }

@@ -40,6 +40,7 @@ struct eval_step {
    bool timed_out = false;      // no answer within the call's timeout: silence_gate::on_timeout
    bool answered = false;       // the node answered: silence_gate::on_answer
    bool demoted = false;        // READONLY from a Sentinels' master: reconnect to ask them again
+   bool ran_nowhere = false;    // refused before it ran (LOADING): node_reply::sent is false
 };
 
 /// The decision of one completion of a script call's request:
@@ -54,6 +55,8 @@ struct eval_step {
 ///    error::auth_failed, and READONLY (or UNBLOCKED: unblocked_by_a_demotion) from a Sentinels'
 ///    master as boost::redis::error::role_check_failed, `demoted` (a passing failure: the attempt
 ///    may retry);
+///  - LOADING (a server that loads its data set after a restart): asio::error::try_again, a
+///    passing failure that the caller waits out as a routine operation's, and `ran_nowhere`;
 ///  - a WAIT that fewer replicas acknowledged than asked, behind a script that wrote
 ///    (replicas.hpp's granted): error::not_enough_replicas, with replicas_message.
 /// With a WAIT, its reply is taken off the end of `resp` (take_wait_reply), which `resp` keeps

@@ -221,6 +221,7 @@ void command_link::on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_
    if (step.demoted)
       reconnect();
    r.ec = step.ec;
+   r.sent = !step.ran_nowhere;
    r.server_message = std::move(step.server_message);
    r.latency = std::chrono::steady_clock::now() - p->start;
    deliver(std::move(p));

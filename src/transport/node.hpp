@@ -21,12 +21,15 @@ namespace locksmith::detail {
 
 /// What one node answered to one script call.
 struct node_reply {
-   error_code ec;  // transport error, timeout, auth_failed, tls_failed or not_enough_replicas
+   // transport error, timeout, auth_failed, tls_failed, not_enough_replicas, or try_again: a
+   // routine operation under way (a server loading its data, a cluster's slot in motion)
+   error_code ec;
    std::string server_message;  // the server's error text, or the connection's last problem
    boost::redis::generic_response resp;  // the reply, when !ec
    std::chrono::steady_clock::duration latency{};
    // false: the script ran nowhere, so the call left no key: refused at once, never written (the
-   // node is silent, see silence_gate), or a Redis Cluster slot in motion (cluster_node)
+   // node is silent, see silence_gate), refused by a server that loads its data set (LOADING),
+   // or a Redis Cluster slot in motion (cluster_node)
    bool sent = true;
 };
 

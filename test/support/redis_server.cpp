@@ -217,13 +217,23 @@ void redis_server::kill() noexcept
 
 void redis_server::restart()
 {
+   restart(false);
+}
+
+void redis_server::restart_loading()
+{
+   restart(true);
+}
+
+void redis_server::restart(bool loading)
+{
    kill();
    // Redis sets SO_REUSEADDR, so TIME_WAIT alone does not block the port; retry anyway in case the
    // old listening socket has not been torn down yet.
    auto give_up = clock::now() + start_timeout;
    for (;;) {
       int status = 0;
-      switch (try_start(clock::now() + start_timeout, status)) {
+      switch (try_start(clock::now() + start_timeout, status, loading)) {
       case start_result::ready:
          return;
       case start_result::timed_out:
@@ -239,7 +249,8 @@ void redis_server::restart()
    }
 }
 
-redis_server::start_result redis_server::try_start(clock::time_point deadline, int& status)
+redis_server::start_result redis_server::try_start(clock::time_point deadline, int& status,
+                                                   bool loading)
 {
    static const std::string executable = [] {
       auto found = find_redis_server();
@@ -261,7 +272,7 @@ redis_server::start_result redis_server::try_start(clock::time_point deadline, i
             throw std::runtime_error("could not execute " + executable);
          return start_result::exited;  // most likely the port was taken; the caller decides
       }
-      if (answers_ping_from_our_pid(deadline))
+      if (answers_ping_from_our_pid(deadline, loading))
          return start_result::ready;
       if (clock::now() >= deadline) {
          kill();
@@ -273,14 +284,15 @@ redis_server::start_result redis_server::try_start(clock::time_point deadline, i
 
 // PONG alone is not enough: if another process grabbed the port first, its server answers while
 // ours is about to exit on a bind error.
-bool redis_server::answers_ping_from_our_pid(clock::time_point deadline) const
+bool redis_server::answers_ping_from_our_pid(clock::time_point deadline, bool loading) const
 {
    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
    if (left <= 0ms)
       return false;
    try {
       reply pong = command({"PING"}, left);
-      if (pong.type != reply::kind::status || pong.str != "PONG")
+      bool const still_loading = pong.type == reply::kind::error && pong.str.starts_with("LOADING");
+      if (!(pong.type == reply::kind::status && pong.str == "PONG") && !(loading && still_loading))
          return false;
       std::string info = command({"INFO", "server"}, left).str;
       return info.find("\r\nprocess_id:" + std::to_string(pid_) + "\r\n") != std::string::npos;

@@ -69,6 +69,10 @@ public:
    // up to 5 s while the port is not yet free. Throws std::runtime_error if the server does not
    // come back.
    void restart();
+   // restart(), but returns as soon as the new server answers, even if only to say LOADING: for a
+   // server that loads a dump (one started with `--dir D`, after a SAVE; `--key-load-delay` makes
+   // the load last).
+   void restart_loading();
 
    // Sends one command as a RESP array over a fresh loopback connection and parses the RESP2 reply.
    // An error reply is returned (type == kind::error), not thrown. Throws std::runtime_error if
@@ -92,8 +96,12 @@ public:
 private:
    // One attempt to run redis-server on port_; the outcome decides whether to retry.
    enum class start_result { ready, exited, timed_out };
-   start_result try_start(std::chrono::steady_clock::time_point deadline, int& status);
-   bool answers_ping_from_our_pid(std::chrono::steady_clock::time_point deadline) const;
+   start_result try_start(std::chrono::steady_clock::time_point deadline, int& status,
+                          bool loading = false);
+   void restart(bool loading);
+   // `loading`: LOADING counts as an answer.
+   bool answers_ping_from_our_pid(std::chrono::steady_clock::time_point deadline,
+                                  bool loading) const;
    std::string command_line() const;
 
    std::vector<std::string> extra_args_;

@@ -1,7 +1,7 @@
 // Unit tests of next_eval_step and refused_step (src/sansio/eval_reply.hpp): what the command link
 // makes of each completion of a script call's request (a reply, NOSCRIPT, a timeout, a server
-// error, an ACL refusal, READONLY from a demoted master, a WAIT that fell short), and of a call
-// that it refuses unsent.
+// error, an ACL refusal, READONLY from a demoted master, LOADING, a WAIT that fell short), and of a
+// call that it refuses unsent.
 #include "sansio/eval_reply.hpp"
 #include "protocol/calls.hpp"
 #include "sansio/set_scripts.hpp"
@@ -196,6 +196,28 @@ BOOST_AUTO_TEST_CASE(redirections_and_other_server_errors_are_the_callers)
       BOOST_TEST(s.answered);
       BOOST_TEST(!s.demoted);
    }
+}
+
+// A server that loads its data set (a restart from its dump) ran nothing: the call fails as a
+// routine operation's, which the caller waits out, and no key is owed a release there.
+BOOST_AUTO_TEST_CASE(a_server_loading_its_data_is_a_passing_failure_that_ran_nowhere)
+{
+   std::string const text = "LOADING Redis is loading the dataset in memory";
+   for (bool const sentinel : {false, true}) {
+      stepper step;
+      auto r = server_error(text);
+      auto const s = step({.sentinel = sentinel}, r);
+      BOOST_TEST((s.next == action::complete));
+      BOOST_TEST(s.ec == error_code{asio_error::try_again});
+      BOOST_TEST(s.ran_nowhere);
+      BOOST_TEST(s.server_message == text);
+      BOOST_TEST(s.answered);
+      BOOST_TEST(!s.demoted);
+   }
+   // Any other answer ran.
+   stepper step;
+   auto r = server_error("BUSY Redis is busy running a script.");
+   BOOST_TEST(!step({}, r).ran_nowhere);
 }
 
 BOOST_AUTO_TEST_CASE(acl_refusals_are_auth_failures)

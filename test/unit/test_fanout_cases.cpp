@@ -339,6 +339,31 @@ BOOST_AUTO_TEST_CASE(a_plain_node_down_past_a_restarts_length_fails_the_unlock)
    BOOST_TEST(!c.fakes[0]->get(key).has_value());  // the release went on, and landed
 }
 
+// A plain node that said that a routine operation is under way (a server loading its data answers
+// LOADING: asio::error::try_again) is waited out past restart_patience: the failures of its
+// connection that follow are that operation's (a loading server fails its connection's health
+// checks), up to the key's expiry.
+BOOST_AUTO_TEST_CASE(a_plain_node_that_loads_its_data_is_waited_out_past_a_restarts_length)
+{
+   using locksmith::detail::restart_patience;
+   cluster c{1};
+   BOOST_TEST(c.run_until_idle([&]() -> asio::awaitable<void> {
+      auto [ec, l] = co_await c.core->lock(name, {.ttl = 30s}, true, nullptr);
+      BOOST_TEST_REQUIRE(!ec);
+      c.plan->lead = fault::in_motion;
+      c.plan->lead_times = 1;
+      c.plan->what = fault::refused;
+      c.plan->fail_at = c.plan->calls + 1;
+      c.plan->times = 9;  // as above: 3.5 s and more
+      auto const t0 = clock_type::now();
+      auto const uec = co_await unlock(c, l.state(), nullptr);
+      BOOST_TEST(uec == error_code{}, uec.message());
+      BOOST_TEST((clock_type::now() - t0 >= restart_patience(20ms)));
+      BOOST_TEST(c.plan->calls == c.plan->fail_at + c.plan->times);  // all failed, then landed
+   }()));
+   BOOST_TEST(!c.fakes[0]->get(key).has_value());
+}
+
 // A release that finds its key gone, or another owner's, on a node whose server restarted since
 // the key was set there (another run), and sits out its quarantine (node::restarted_recently),
 // counts as landed there: the node lost the key with its memory, and no client has counted its

@@ -275,6 +275,11 @@ public:
    /// plain node (`redis://`) has no failover to wait for, but may be restarting: a failure of
    /// its connection (refused, reset, timed out) is waited out for 2 s (never less than the node
    /// timeout, never past the key's expiry), and after that it fails the unlock, as an outage.
+   /// Meanwhile each of its calls waits up to 500 ms (or the node timeout, if longer) for its
+   /// answer, so that a server stalled for a moment (a fork for `BGSAVE`, a `CLIENT PAUSE`) is
+   /// heard when it wakes; after a longer stall the verdict is unknown (quorum_unreachable). A
+   /// server that loads its data after a restart (`LOADING`) is waited for while it says so, up
+   /// to the key's expiry, its connection's failures included until 2 s after it said so last.
    /// A plain node whose server restarted since the lock set its key there, and sits out its
    /// restart quarantine (config::restart_quarantine), lost the key with its memory: while the
    /// lease is valid, its "no key" (or another owner's key) counts as released there, on at most

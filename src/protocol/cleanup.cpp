@@ -72,6 +72,11 @@ std::chrono::milliseconds restart_patience(std::chrono::milliseconds node_timeou
    return release_retry(node_timeout, ~0u).timeout;
 }
 
+std::chrono::milliseconds stall_patience(std::chrono::milliseconds node_timeout) noexcept
+{
+   return std::max(node_timeout, restart_patience(node_timeout) / 4);
+}
+
 std::chrono::milliseconds patient_timeout(std::chrono::milliseconds node_timeout,
                                           std::chrono::steady_clock::duration left) noexcept
 {

@@ -81,14 +81,15 @@ struct persistence {
    bool only_there = false;
    // A node that answers that it is busy with a routine operation (asio::error::try_again: a
    // cluster's slot in motion or a failover's election, or a server that loads its data, whose
-   // connection failures that follow count as the same), or whose master does not answer while the
-   // node follows failovers (node::follows_failovers: a Redis Cluster or a Sentinel, which may be
-   // promoting a replica), has not voted yet: the call is sent again as a failed one is, and the
-   // node votes with its first answer of another kind, or with that failure once `until` has
-   // passed or the work is closed. A failure that waiting does not mend (a TLS refusal) is a
-   // vote at once. For an unlock that its caller waits for, so that a slot move or a failover is
-   // waited out instead of reported as an outage. On a node that follows failovers each call
-   // then waits patient_timeout for its answer, so that a slow new master's is not lost.
+   // connection failures count as the same for restart_patience after it said so last), or whose
+   // master does not answer while the node follows failovers (node::follows_failovers: a Redis
+   // Cluster or a Sentinel, which may be promoting a replica), has not voted yet: the call is
+   // sent again as a failed one is, and the node votes with its first answer of another kind, or
+   // with that failure once `until` has passed or the work is closed. A failure that waiting does
+   // not mend (a TLS refusal) is a vote at once. For an unlock that its caller waits for, so that
+   // a slot move or a failover is waited out instead of reported as an outage. On a node that
+   // follows failovers each call then waits patient_timeout for its answer, so that a slow new
+   // master's is not lost.
    bool wait_out_operations = false;
    // With wait_out_operations, a plain node (one that does not follow failovers) whose call
    // failed on its connection (refused, reset, timed out) may be restarting: that failure is held
@@ -119,6 +120,15 @@ retry_plan release_retry(std::chrono::milliseconds node_timeout, unsigned attemp
 /// (persistence::restart_until): release_retry's longest timeout (2 s), and never under the node
 /// timeout. A server restarted by its supervisor answers again well within it.
 std::chrono::milliseconds restart_patience(std::chrono::milliseconds node_timeout) noexcept;
+
+/// How long a release call to a plain node waits for its answer while the unlock waits out a
+/// restart (persistence::restart_until, which it passes by a node timeout at most): a quarter of
+/// restart_patience (500 ms), never under the node timeout. A server that stalls for a moment (a
+/// fork for BGSAVE, a CLIENT PAUSE) runs the release when it wakes, and a reply lost to the node
+/// timeout could have said so; the next call, finding no key, cannot tell that from a lease that
+/// ran out. A quarter, so that a request lost with its connection is still sent again within the
+/// patience.
+std::chrono::milliseconds stall_patience(std::chrono::milliseconds node_timeout) noexcept;
 
 /// The timeout of a release call that waits out a failover (persistence::wait_out_operations, on
 /// a node that follows failovers): release_retry's longest (2 s), or the `left` of the key's life

@@ -207,21 +207,29 @@ struct node_call : std::enable_shared_from_this<node_call> {
    bool voted = false;
    std::optional<node_reply> held_back;  // a routine operation's answer, not yet a vote
    bool may_have_run = false;            // a call held back may have run (node_reply::sent)
-   // The node said that a routine operation is under way (asio::error::try_again): the failures
-   // that follow are that operation's too (a server that loads its data answers its connection's
-   // health check with LOADING, which drops the connection, again and again until it is done).
-   bool in_operation = false;
+   // Until when the node's failures are a routine operation's that it said was under way
+   // (asio::error::try_again), restart_patience after it said so last: a server that loads its
+   // data answers its connection's health check with LOADING, which drops the connection, again
+   // and again until it is done. One that dies meanwhile fails the unlock as an outage.
+   std::chrono::steady_clock::time_point operation_until{};
 
    void send(std::chrono::milliseconds t)
    {
       auto done = [self = shared_from_this()](node_reply&& r) { self->on_reply(std::move(r)); };
       // An owned release goes where the key may be, even to a silent node: it lands behind the
       // acquire that set it when the node answers again. While it waits out a failover, each
-      // call waits long for its answer (patient_timeout), which a short timeout could lose.
+      // call waits long for its answer (patient_timeout), which a short timeout could lose: the
+      // next call, finding the key gone, could not tell that from a lease that ran out. While it
+      // waits out a plain node's restart, each call waits so for a stall's (stall_patience).
       if (keep) {
-         if (keep->wait_out_operations && n->follows_failovers())
-            t = std::max(t,
-                         patient_timeout(timeout, keep->until - std::chrono::steady_clock::now()));
+         if (keep->wait_out_operations) {
+            auto const now = std::chrono::steady_clock::now();
+            if (n->follows_failovers())
+               t = std::max(t, patient_timeout(timeout, keep->until - now));
+            else if (now < keep->restart_until)
+               t = std::max(t, std::min(patient_timeout(timeout, keep->restart_until - now),
+                                        stall_patience(timeout)));
+         }
          n->eval_even_if_silent(call, t, still_wanted, std::move(done));
       } else {
          n->eval(call, t, still_wanted, std::move(done));
@@ -255,9 +263,10 @@ struct node_call : std::enable_shared_from_this<node_call> {
       // length; a "no" of a run not known yet) and the caller waits that out
       // (persistence::wait_out_operations): that one is kept back, and is the vote if no other
       // answer comes. A failure that may have run outranks a "no" kept back.
-      in_operation = in_operation || r.ec == asio::error::try_again;
+      if (r.ec == asio::error::try_again)
+         operation_until = now + restart_patience(timeout);
       bool const passing =
-         n->follows_failovers() || in_operation || (keep && now < keep->restart_until);
+         n->follows_failovers() || now < operation_until || (keep && now < keep->restart_until);
       bool const routine =
          run_not_known || r.ec == asio::error::try_again || (passing && r.ec != error::tls_failed);
       bool const waits = again && keep->wait_out_operations && routine;

@@ -30,9 +30,11 @@ void read_reply(eval_step& s, eval_completion const& c, script const& code,
       } else if (error_code == "LOADING") {
          // A server that loads its data set (a restart from its dump or append-only file) runs
          // no command until it is done, and then answers: a routine operation's passing
-         // failure, as a cluster's TRYAGAIN is, and a call that ran nowhere.
+         // failure, as a cluster's TRYAGAIN is, and a call that ran nowhere. Unless a WAIT
+         // followed the script: the error may be the WAIT's (first_error_wins), after a script
+         // that ran.
          s.ec = boost::asio::error::try_again;
-         s.ran_nowhere = true;
+         s.ran_nowhere = c.wait_replicas == 0;
       }
       return;
    }

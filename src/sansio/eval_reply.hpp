@@ -56,7 +56,8 @@ struct eval_step {
 ///    master as boost::redis::error::role_check_failed, `demoted` (a passing failure: the attempt
 ///    may retry);
 ///  - LOADING (a server that loads its data set after a restart): asio::error::try_again, a
-///    passing failure that the caller waits out as a routine operation's, and `ran_nowhere`;
+///    passing failure that the caller waits out as a routine operation's, and `ran_nowhere`
+///    unless a WAIT followed the script (whose own error it may be);
 ///  - a WAIT that fewer replicas acknowledged than asked, behind a script that wrote
 ///    (replicas.hpp's granted): error::not_enough_replicas, with replicas_message.
 /// With a WAIT, its reply is taken off the end of `resp` (take_wait_reply), which `resp` keeps

@@ -284,6 +284,7 @@ void cluster_node::on_reply(std::shared_ptr<routed_call> c, std::shared_ptr<redi
       // acquire's key is owed a release). The message stays, for the report.
       if (!r.ec && (r.server_message.starts_with("CLUSTERDOWN") || demoted))
          r.ec = asio::error::try_again;
+      r.sent = r.sent || c->ran;  // a LOADING new master's, after a copy that may have run
       return finish(std::move(c), std::move(r));
    }
    auto const plan = plan_redirect(again, c->redirections, c->deadline - clock::now());

@@ -97,7 +97,9 @@ private:
       unsigned redirections = 0;
       std::shared_ptr<redis_node> at;  // the master it was sent to last: only its reply counts
       bool finished = false;           // `done` ran
-      bool ran = false;  // a send stopped part way on the slot in motion: it may have written
+      // An earlier send may have written: one stopped part way on the slot in motion, or one
+      // rerouted from a master that lost the slot (reroute)
+      bool ran = false;
    };
    void do_eval(std::shared_ptr<script_call const> call, std::chrono::milliseconds timeout,
                 std::function<bool()> still_wanted, std::function<void(node_reply&&)> done,

@@ -167,6 +167,7 @@ void cluster_node::reroute(std::vector<bool> const& moved)
       if (!c || c->finished || !moved[c->slot] || owner_of(c->slot) == c->at)
          continue;
       c->deadline = std::max(c->deadline, now + cfg_.node_timeout);
+      c->ran = true;  // the first copy may have run there
       route(c, owner_of(c->slot), false);
    }
    std::size_t again = 0;

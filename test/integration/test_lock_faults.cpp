@@ -124,6 +124,27 @@ BOOST_AUTO_TEST_CASE(frozen_server_fails_within_the_wait)
    }());
 }
 
+// A server that stalls for a moment past the node timeout (a fork for BGSAVE, a short
+// CLIENT PAUSE) runs the release when it wakes. The unlock hears that answer, however late, up to
+// restart_patience: sent again after the node timeout, its second call would find no key, which
+// cannot be told from a lease that ran out.
+BOOST_AUTO_TEST_CASE(an_unlock_hears_a_server_that_stalls_past_the_node_timeout)
+{
+   locksmith::client c{ioc.get_executor(), cfg(20ms)};
+   run(ioc, [&]() -> asio::awaitable<void> {
+      auto l = co_await c.async_lock(name, {.ttl = 30s});
+      srv.pause();
+      auto const unlocked = unlock_beside(c, l);
+      co_await sleep_for(150ms);  // seven node timeouts; a call waits 500 ms (stall_patience)
+      srv.resume();
+      BOOST_TEST(co_await eventually([&] { return unlocked->has_value(); }, 10s, 5ms));
+      BOOST_TEST(!unlocked->value_or(error::lock_taken),
+                 unlocked->value_or(error::lock_taken).message());
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      co_await c.async_close(tuple);
+   }());
+}
+
 BOOST_AUTO_TEST_CASE(bad_input_is_invalid_argument_before_any_io)
 {
    locksmith::client c{ioc.get_executor(), cfg()};

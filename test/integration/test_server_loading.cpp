@@ -5,8 +5,9 @@
 // The real thing: a redis-server with a dump of its own (SAVE into a temporary --dir), restarted
 // with --key-load-delay (µs per key), so that its load lasts about 2.5 s, and with
 // --loading-process-events-interval-bytes low enough that it answers meanwhile. Redis 7.0 and
-// Valkey have both; Redis 6.0 lacks the second, so this suite is not among CI's version suites.
+// Valkey have both; Redis 6.0 lacks the second, so this suite is skipped there.
 #include "support/integration.hpp"
+#include "support/server_checks.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -60,9 +61,15 @@ struct loading_fixture : locksmith::test::context_fixture {
    }
 };
 
+// --loading-process-events-interval-bytes came with Redis 7.0.
+boost::unit_test::precondition needs_7_0()
+{
+   return locksmith::test::needs_server_version(7, 0, "--loading-process-events-interval-bytes");
+}
+
 }  // namespace
 
-BOOST_FIXTURE_TEST_SUITE(server_loading, loading_fixture, *needs_redis_server())
+BOOST_FIXTURE_TEST_SUITE(server_loading, loading_fixture, *needs_redis_server() * needs_7_0())
 
 // The lock is taken once the data is in: tried again meanwhile, never failed as a server error.
 BOOST_AUTO_TEST_CASE(a_lock_waits_while_its_server_loads_its_dump)
@@ -107,7 +114,7 @@ BOOST_AUTO_TEST_CASE(a_load_that_outlasts_the_wait_is_an_unavailable_node)
       co_await c.async_unlock(first);
       restart_from_a_dump();
       locksmith::report diag;
-      auto [ec, l] = co_await c.async_lock(name, {.wait = 200ms, .diag = &diag}, tuple);
+      auto [ec, l] = co_await c.async_lock(name, {.wait = 1s, .diag = &diag}, tuple);
       BOOST_TEST(ec == locksmith::error::quorum_unreachable, ec.message());
       BOOST_TEST(diag.message().find("LOADING") != std::string::npos, diag.message());
       // Its tries ran nowhere: no key is left once the data is in.

@@ -15,15 +15,16 @@ using locksmith::test::cluster_group;
 
 boost::unit_test::precondition needs_a_server_older_than_7()
 {
-   return boost::unit_test::precondition{[](boost::unit_test::test_unit_id) {
-      auto const v = locksmith::test::redis_server_version();
-      bool const old = v && *v < locksmith::test::server_version{7, 0, 0};
-      boost::test_tools::assertion_result r{old};
-      r.message() << "needs a Redis older than 7.0 (scripts/test.sh --server redis-6.0); the "
-                     "server is "
-                  << locksmith::test::redis_server_name();
-      return r;
-   }};
+   return boost::unit_test::precondition{
+      [below = locksmith::test::server_version{7, 0, 0}](boost::unit_test::test_unit_id) {
+         auto const v = locksmith::test::redis_server_version();
+         bool const old = v && *v < below;
+         boost::test_tools::assertion_result r{old};
+         r.message() << "needs a Redis older than 7.0 (scripts/test.sh --server redis-6.0); the "
+                        "server is "
+                     << locksmith::test::redis_server_name();
+         return r;
+      }};
 }
 
 }  // namespace

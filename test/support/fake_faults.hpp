@@ -38,22 +38,21 @@ inline char const* to_string(fault f)
 }
 
 /// Injects `what` at the `fail_at`-th node call (1-based, counted over every node; 0: never), and
-/// at the `times - 1` calls after it (`lead` at the first `lead_times` of them).
+/// at the `times - 1` calls after it (or the faults of `pattern` in turn).
 struct fault_plan {
    std::size_t fail_at = 0;
    fault what = fault::none;
    std::chrono::milliseconds hang_for{100};
    std::size_t times = 1;
-   fault lead = fault::none;  // the first `lead_times` of those calls get this one instead
-   std::size_t lead_times = 0;
-   std::size_t calls = 0;  // node calls made so far
+   std::vector<fault> pattern;  // if any: the k-th of those calls gets pattern[k % size] instead
+   std::size_t calls = 0;       // node calls made so far
 
    fault next()
    {
       ++calls;
       if (fail_at == 0 || calls < fail_at || calls - fail_at >= times)
          return fault::none;
-      return calls - fail_at < lead_times ? lead : what;
+      return pattern.empty() ? what : pattern[(calls - fail_at) % pattern.size()];
    }
 };
 

@@ -267,8 +267,7 @@ struct node_call : std::enable_shared_from_this<node_call> {
          operation_until = now + restart_patience(timeout);
       bool const passing =
          n->follows_failovers() || now < operation_until || (keep && now < keep->restart_until);
-      bool const routine =
-         run_not_known || r.ec == asio::error::try_again || (passing && r.ec != error::tls_failed);
+      bool const routine = run_not_known || (passing && r.ec != error::tls_failed);
       bool const waits = again && keep->wait_out_operations && routine;
       if (waits && !voted) {
          if (r.ec || !held_back) {

@@ -8,31 +8,11 @@
 // Valkey have both; Redis 6.0 lacks the second, so this suite is skipped there.
 #include "support/integration.hpp"
 #include "support/server_checks.hpp"
-
-#include <cstdlib>
-#include <filesystem>
+#include "support/temp_dir.hpp"
 
 namespace test_server_loading {
 
 namespace {
-
-// A directory of its own under the system's temporary one, removed with everything in it.
-struct temp_dir {
-   std::filesystem::path path = [] {
-      auto t = (std::filesystem::temp_directory_path() / "locksmith-loading-XXXXXX").string();
-      if (::mkdtemp(t.data()) == nullptr)
-         throw std::runtime_error("mkdtemp failed for " + t);
-      return std::filesystem::path{t};
-   }();
-   temp_dir() = default;
-   temp_dir(temp_dir const&) = delete;
-   temp_dir& operator=(temp_dir const&) = delete;
-   ~temp_dir()
-   {
-      std::error_code ec;
-      std::filesystem::remove_all(path, ec);
-   }
-};
 
 // × 1 ms of --key-load-delay: a load of about 2.5 s. Each key's 1 KiB is a
 // --loading-process-events-interval-bytes, so the server answers every millisecond meanwhile
@@ -40,7 +20,7 @@ struct temp_dir {
 constexpr int filler_keys = 2500;
 
 struct loading_fixture : locksmith::test::context_fixture {
-   temp_dir dir;
+   locksmith::test::temp_dir dir{"locksmith-loading"};
    redis_server srv{{"--dir", dir.path.string(), "--key-load-delay", "1000",
                      "--loading-process-events-interval-bytes", "1024"}};
 

@@ -62,8 +62,10 @@ void start_inspect(asio::any_io_executor const& io, std::vector<std::shared_ptr<
    op->result.nodes.resize(nodes.size());
    for (std::size_t i = 0; i < nodes.size(); ++i)
       op->result.nodes[i].node = nodes[i]->name();
-   auto call = std::make_shared<script_call>(inspect_script(), inspect_keys(prefix, name),
-                                             std::vector<std::string>{});
+   script_call::builder b{inspect_script()};
+   for (auto const& k : inspect_keys(prefix, name))
+      b.key(k);
+   std::shared_ptr<script_call const> call = b.done();
    op->result.name = std::move(name);
    auto slot = asio::get_associated_cancellation_slot(op->handler);
    if (slot.is_connected())

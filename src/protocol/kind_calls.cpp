@@ -15,10 +15,13 @@ using of = lease_kind::of;
 
 namespace {
 
-// The key that holds a holder of the kind: the holder set of a permit or reader, else the lock key.
-std::string holder_key(lease_kind const& kind, std::string const& prefix, std::string const& name)
+using builder = script_call::builder;
+
+// The suffix of the key that holds a holder of the kind: the holder set of a reader, else none
+// (the lock key; a semaphore's permits share it).
+std::string_view holder_suffix(lease_kind const& kind)
 {
-   return kind.what == of::read ? readers_key(prefix, name) : lock_key(prefix, name);
+   return kind.what == of::read ? key_suffix::readers : std::string_view{};
 }
 
 std::shared_ptr<script_call const> with_quorum(std::shared_ptr<script_call> call,
@@ -28,11 +31,6 @@ std::shared_ptr<script_call const> with_quorum(std::shared_ptr<script_call> call
    return call;
 }
 
-std::string ms(milliseconds d)
-{
-   return std::to_string(d.count());
-}
-
 // The reentrant lock's calls: lock key, fence key and holds set, the hold's token, ttl, fence ttl
 // and the owner's token.
 std::shared_ptr<script_call const> reentrant_call(script const& code, lease_kind const& kind,
@@ -40,11 +38,10 @@ std::shared_ptr<script_call const> reentrant_call(script const& code, lease_kind
                                                   std::string const& name, std::string const& token,
                                                   milliseconds ttl)
 {
-   return std::make_shared<script_call>(
-      code,
-      std::vector<std::string>{lock_key(prefix, name), fence_key(prefix, name),
-                               holds_key(prefix, name)},
-      std::vector<std::string>{token, ms(ttl), ms(ttl + fence_linger), owner_token(kind.owner)});
+   builder b{code};
+   b.key(prefix, name).key(prefix, name, key_suffix::fence).key(prefix, name, key_suffix::holds);
+   b.arg(token).arg(ttl.count()).arg((ttl + fence_linger).count()).arg(owner_token(kind.owner));
+   return b.done();
 }
 
 }  // namespace
@@ -74,31 +71,30 @@ std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::str
       return acquire_call(prefix, name, token, ttl, nodes > 1, takes_over, waiter, fenced);
    if (kind.what == of::reentrant)
       return reentrant_call(reentrant_acquire_script(), kind, prefix, name, token, ttl);
-   if (kind.what == of::fair)
-      return std::make_shared<script_call>(
-         fair_acquire_script(),
-         std::vector<std::string>{lock_key(prefix, name), fence_key(prefix, name),
-                                  queue_key(prefix, name), queue_deadlines_key(prefix, name)},
-         std::vector<std::string>{token, ms(ttl), ms(ttl + fence_linger), ms(fair_entry_ttl)});
-   std::vector<std::string> keys{holder_key(kind, prefix, name), fence_key(prefix, name)};
-   std::vector<std::string> args{token, ms(ttl), ms(ttl + fence_linger)};
-   script const* code = &set_acquire_script();
+   if (kind.what == of::fair) {
+      builder b{fair_acquire_script()};
+      b.key(prefix, name)
+         .key(prefix, name, key_suffix::fence)
+         .key(prefix, name, key_suffix::queue)
+         .key(prefix, name, key_suffix::queue_deadlines);
+      b.arg(token).arg(ttl.count()).arg((ttl + fence_linger).count()).arg(fair_entry_ttl.count());
+      return b.done();
+   }
+   bool const write = kind.what == of::write;
+   builder b{write ? write_acquire_script() : set_acquire_script()};
+   b.key(prefix, name, holder_suffix(kind)).key(prefix, name, key_suffix::fence);
+   b.arg(token).arg(ttl.count()).arg((ttl + fence_linger).count());
    if (kind.what == of::permit) {
-      args.push_back(std::to_string(kind.permits));
+      b.arg(static_cast<long long>(kind.permits));
    } else if (kind.what == of::read) {
       // Readers share without bound, but not with a writer, nor while one waits.
-      keys.push_back(lock_key(prefix, name));
-      keys.push_back(writer_waiting_key(prefix, name));
-      args.push_back(std::to_string(std::numeric_limits<std::int32_t>::max()));
+      b.key(prefix, name).key(prefix, name, key_suffix::writer_waiting);
+      b.arg(std::numeric_limits<std::int32_t>::max());
    } else {
-      keys.push_back(readers_key(prefix, name));
-      keys.push_back(writer_waiting_key(prefix, name));
-      args.push_back(ms(writer_wait_ttl));
-      args.push_back(ms(writer_wait_ttl / 4));
-      code = &write_acquire_script();
+      b.key(prefix, name, key_suffix::readers).key(prefix, name, key_suffix::writer_waiting);
+      b.arg(writer_wait_ttl.count()).arg((writer_wait_ttl / 4).count());
    }
-   return with_quorum(std::make_shared<script_call>(*code, std::move(keys), std::move(args)),
-                      kind_quorum(kind, nodes));
+   return with_quorum(b.done(), kind_quorum(kind, nodes));
 }
 
 std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::string const& prefix,
@@ -109,12 +105,10 @@ std::shared_ptr<script_call const> extend_call(lease_kind const& kind, std::stri
       return extend_call(prefix, name, token, ttl);
    if (kind.what == of::reentrant)
       return reentrant_call(reentrant_extend_script(), kind, prefix, name, token, ttl);
-   return with_quorum(
-      std::make_shared<script_call>(
-         set_extend_script(),
-         std::vector<std::string>{holder_key(kind, prefix, name), fence_key(prefix, name)},
-         std::vector<std::string>{token, ms(ttl), ms(ttl + fence_linger)}),
-      kind_quorum(kind, nodes));
+   builder b{set_extend_script()};
+   b.key(prefix, name, holder_suffix(kind)).key(prefix, name, key_suffix::fence);
+   b.arg(token).arg(ttl.count()).arg((ttl + fence_linger).count());
+   return with_quorum(b.done(), kind_quorum(kind, nodes));
 }
 
 std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::string const& prefix,
@@ -127,33 +121,36 @@ std::shared_ptr<script_call const> release_call(lease_kind const& kind, std::str
       return release_call(prefix, name, token, lock, wakes && lock, quiet && lock, rejoin,
                           lock ? handed : nullptr);
    }
-   if (kind.what == of::fair)
-      return std::make_shared<script_call>(
-         fair_release_script(),
-         std::vector<std::string>{lock_key(prefix, name), queue_key(prefix, name),
-                                  queue_deadlines_key(prefix, name)},
-         std::vector<std::string>{token, release_channel(prefix, name),
-                                  std::string{handoff_prefix}});
-   if (kind.what == of::reentrant)
-      return std::make_shared<script_call>(
-         reentrant_release_script(),
-         std::vector<std::string>{lock_key(prefix, name), holds_key(prefix, name)},
-         std::vector<std::string>{token, release_channel(prefix, name), owner_token(kind.owner)});
-   return std::make_shared<script_call>(
-      set_release_script(), std::vector<std::string>{holder_key(kind, prefix, name)},
-      std::vector<std::string>{token, release_channel(prefix, name)});
+   if (kind.what == of::fair) {
+      builder b{fair_release_script()};
+      b.key(prefix, name)
+         .key(prefix, name, key_suffix::queue)
+         .key(prefix, name, key_suffix::queue_deadlines);
+      b.arg(token).arg_of_name(prefix, name, key_suffix::released).arg(handoff_prefix);
+      return b.done();
+   }
+   if (kind.what == of::reentrant) {
+      builder b{reentrant_release_script()};
+      b.key(prefix, name).key(prefix, name, key_suffix::holds);
+      b.arg(token).arg_of_name(prefix, name, key_suffix::released).arg(owner_token(kind.owner));
+      return b.done();
+   }
+   builder b{set_release_script()};
+   b.key(prefix, name, holder_suffix(kind));
+   b.arg(token).arg_of_name(prefix, name, key_suffix::released);
+   return b.done();
 }
 
 std::shared_ptr<script_call const> fair_requeue_call(std::string const& prefix,
                                                      std::string const& name,
                                                      std::string const& token, std::size_t nodes)
 {
-   return with_quorum(std::make_shared<script_call>(
-                         fair_requeue_script(),
-                         std::vector<std::string>{lock_key(prefix, name), queue_key(prefix, name),
-                                                  queue_deadlines_key(prefix, name)},
-                         std::vector<std::string>{token, ms(fair_entry_ttl)}),
-                      nodes);
+   builder b{fair_requeue_script()};
+   b.key(prefix, name)
+      .key(prefix, name, key_suffix::queue)
+      .key(prefix, name, key_suffix::queue_deadlines);
+   b.arg(token).arg(fair_entry_ttl.count());
+   return with_quorum(b.done(), nodes);
 }
 
 }  // namespace locksmith::detail

@@ -14,7 +14,20 @@ namespace locksmith::detail {
 // Every key and channel of the lock named K carries the hash tag {K}, so that they share one
 // Redis Cluster slot and one Lua script may touch them all.
 
-/// The key that holds the owner's token: `prefix{name}`.
+/// The suffixes of a name's keys and channels, after its lock key (below): what a script call
+/// frames in place (script_call::builder::key) and the functions below append.
+namespace key_suffix {
+inline constexpr std::string_view fence = ":fence";
+inline constexpr std::string_view released = ":released";
+inline constexpr std::string_view waiters = ":waiters";
+inline constexpr std::string_view readers = ":readers";
+inline constexpr std::string_view holds = ":holds";
+inline constexpr std::string_view writer_waiting = ":writer_waiting";
+inline constexpr std::string_view queue = ":queue";
+inline constexpr std::string_view queue_deadlines = ":queue_deadlines";
+}  // namespace key_suffix
+
+/// The key that holds the owner's token: `prefix{name}`, and with a suffix, the name's other keys.
 inline std::string lock_key(std::string_view prefix, std::string_view name,
                             std::string_view suffix = {})
 {
@@ -27,13 +40,13 @@ inline std::string lock_key(std::string_view prefix, std::string_view name,
 /// The key that remembers the last fencing token: `prefix{name}:fence`.
 inline std::string fence_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":fence");
+   return lock_key(prefix, name, key_suffix::fence);
 }
 
 /// The channel on which a release is published: `prefix{name}:released`.
 inline std::string release_channel(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":released");
+   return lock_key(prefix, name, key_suffix::released);
 }
 
 /// `head:tail`, in one allocation: a waiter's channel and id (below).
@@ -77,40 +90,40 @@ inline std::string waiter_id(std::chrono::system_clock::time_point since, std::s
 /// that a release wakes one of them: `prefix{name}:waiters`.
 inline std::string waiters_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":waiters");
+   return lock_key(prefix, name, key_suffix::waiters);
 }
 
 /// The read-write lock's readers, a sorted set of token → expiry (ms, server clock):
 /// `prefix{name}:readers`. Its writer holds the lock key.
 inline std::string readers_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":readers");
+   return lock_key(prefix, name, key_suffix::readers);
 }
 
 /// The reentrant lock's holds, a sorted set of token → expiry (ms, server clock):
 /// `prefix{name}:holds`. Its lock key holds the owner's token.
 inline std::string holds_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":holds");
+   return lock_key(prefix, name, key_suffix::holds);
 }
 
 /// Set while a writer waits, so that no new reader enters: `prefix{name}:writer_waiting`.
 inline std::string writer_waiting_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":writer_waiting");
+   return lock_key(prefix, name, key_suffix::writer_waiting);
 }
 
 /// The fair lock's queue of waiters in arrival order, a list of tokens: `prefix{name}:queue`.
 inline std::string queue_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":queue");
+   return lock_key(prefix, name, key_suffix::queue);
 }
 
 /// The deadlines of the fair lock's waiters, a sorted set of token → deadline (ms, server clock)
 /// that each waiter keeps moving while it waits: `prefix{name}:queue_deadlines`.
 inline std::string queue_deadlines_key(std::string_view prefix, std::string_view name)
 {
-   return lock_key(prefix, name, ":queue_deadlines");
+   return lock_key(prefix, name, key_suffix::queue_deadlines);
 }
 
 }  // namespace locksmith::detail

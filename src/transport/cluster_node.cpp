@@ -210,13 +210,10 @@ void cluster_node::do_eval(std::shared_ptr<script_call const> call,
 {
    auto const now = clock::now();
    // A release publishes with SPUBLISH on a cluster: the script's sharded twin, same arguments.
-   if (auto const& twin = sharded_twin(*call->code); &twin != call->code) {
-      auto sharded = std::make_shared<script_call>(twin, call->keys, call->args, call->leads);
-      sharded->quorum = call->quorum;
-      call = std::move(sharded);
-   }
+   if (auto const& twin = sharded_twin(*call->code); &twin != call->code)
+      call = call->with_code(twin);
    // Every key of a lock carries its hash tag: the first key's slot is that of them all.
-   auto const slot = call->keys.empty() ? std::uint16_t{0} : hash_slot(call->keys.front());
+   auto const slot = call->first_key().empty() ? std::uint16_t{0} : hash_slot(call->first_key());
    auto c = std::make_shared<routed_call>(routed_call{std::move(call), now, now + timeout,
                                                       std::move(still_wanted), std::move(done),
                                                       even_if_silent, slot, 0, nullptr, false});

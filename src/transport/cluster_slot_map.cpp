@@ -171,14 +171,12 @@ void cluster_node::reroute(std::vector<bool> const& moved)
       route(c, owner_of(c->slot), false);
    }
    std::size_t again = 0;
-   auto const first_key = [](auto const& call) -> std::string_view {
-      return call->keys.empty() ? std::string_view{} : std::string_view{call->keys.front()};
-   };
+   auto const first_key = [](auto const& call) { return call->first_key(); };
    for (auto const& call : last_per_key(releases_.since(now), resent_per_key, first_key)) {
-      if (call->keys.empty() || !moved[hash_slot(call->keys.front())])
+      if (call->first_key().empty() || !moved[hash_slot(call->first_key())])
          continue;
       ++again;
-      owner_of(hash_slot(call->keys.front()))
+      owner_of(hash_slot(call->first_key()))
          ->eval_even_if_silent(
             call, resend_timeout, [] { return true; }, [](node_reply&&) {});
    }

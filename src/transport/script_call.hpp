@@ -5,25 +5,29 @@
 
 #include "sansio/scripts.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/redis/request.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace locksmith::detail {
 
 /// One script call, shared by the nodes of a fan-out. Its requests are built once.
+///
+/// Its keys and arguments are kept as the requests frame them (`$<length>\r\n...\r\n` each), in
+/// one string: a lock cycle's two calls cost one allocation each for them, and one for each
+/// request, where strings of their own and their vectors cost five more per call and a copy of
+/// every byte (callgrind, locksmith-bench --scenario independent --no-fence).
 struct script_call {
-   /// `leads`: a release that may wake another process's waiter goes behind a PING
-   /// (script::publishes says why); only a script that publishes takes it.
-   script_call(script const& s, std::vector<std::string> keys, std::vector<std::string> args,
-               bool leads = false);
+   class builder;
 
    script const* code;
-   std::vector<std::string> keys;
-   std::vector<std::string> args;
    std::size_t quorum = 0;        // the nodes that must say yes; 0: the majority (quorum_of)
    bool leads = false;            // by_sha leads with a PING
    boost::redis::request by_sha;  // EVALSHA sha nkeys keys... args..., behind a PING if `leads`
@@ -32,8 +36,73 @@ struct script_call {
    /// and the text is most of the bytes.
    boost::redis::request const& by_text() const;
 
+   /// The first key (its slot is the call's: every key of a lock carries the name's hash tag),
+   /// or empty when there is none.
+   std::string_view first_key() const noexcept { return first_key_; }
+
+   /// The keys and the arguments, read back (tests, messages).
+   std::vector<std::string_view> keys() const;
+   std::vector<std::string_view> args() const;
+
+   /// The same keys and arguments for another script (a cluster's sharded twin), with the same
+   /// quorum and lead.
+   std::shared_ptr<script_call const> with_code(script const& other) const;
+
+   /// Where each frame ends in `frames` (script_call::builder).
+   using frame_ends = boost::container::small_vector<std::uint32_t, 12>;
+
+   /// Built by builder, or with_code. Neither copied nor moved: first_key() points into it.
+   script_call(script const& s, std::string frames, frame_ends ends, std::size_t nkeys, bool leads);
+   script_call(script_call const&) = delete;
+   script_call& operator=(script_call const&) = delete;
+
 private:
+   std::string_view frame(std::size_t i) const noexcept;  // framed: `$<n>\r\n...\r\n`
+   std::string_view content(std::size_t i) const noexcept;
+
+   std::string frames_;  // the keys, then the arguments, each framed as a bulk string
+   frame_ends ends_;     // where each of them ends in frames_
+   std::size_t nkeys_;
+   std::string_view first_key_;  // in frames_, which is never changed after construction
    mutable std::optional<boost::redis::request> by_text_;
+
+   friend void push_script(boost::redis::request& req, script_call const& call, bool by_text);
+};
+
+/// Builds a script call's keys and arguments, framed as they go (script_call): a key's parts
+/// (`prefix{name}suffix`, sansio/keys.hpp) are written in place, with no string of their own.
+/// Keys and arguments may come in any order: the keys go first.
+class script_call::builder {
+public:
+   explicit builder(script const& code);
+
+   /// The key `prefix{name}suffix` (lock_key).
+   builder& key(std::string_view prefix, std::string_view name, std::string_view suffix = {});
+   /// A key written whole.
+   builder& key(std::string_view k);
+   builder& arg(std::string_view a);
+   builder& arg(long long n);
+   /// An argument that names one of the name's keys or channels, `prefix{name}suffix` (a release
+   /// channel).
+   builder& arg_of_name(std::string_view prefix, std::string_view name, std::string_view suffix);
+   /// The number of arguments added so far.
+   std::size_t args() const noexcept { return arg_ends_.size(); }
+
+   /// The call; `leads`: see script_call::leads (only a script that publishes takes it). The
+   /// builder is spent.
+   std::shared_ptr<script_call> done(bool leads = false);
+
+private:
+   template <class... Parts>
+   void add_key(Parts... parts);
+   template <class... Parts>
+   void add_arg(Parts... parts);
+
+   script const& code_;
+   std::string keys_;  // framed, as script_call's frames_; the arguments are appended
+   frame_ends key_ends_;
+   boost::container::small_vector<char, 256> args_;
+   frame_ends arg_ends_;
 };
 
 /// Appends the call's command to `req`: EVALSHA (or EVAL with the text, `by_text`), or for the

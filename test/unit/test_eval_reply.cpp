@@ -340,8 +340,7 @@ BOOST_AUTO_TEST_CASE(a_publishing_scripts_request_leads_with_a_ping_whose_pong_i
       if (s->role != script_role::release)
          BOOST_TEST(!s->publishes, s->name);
    // A script that publishes nothing never leads.
-   auto const acquire = std::make_shared<script_call>(acquire_script(), std::vector<std::string>{},
-                                                      std::vector<std::string>{}, true);
+   auto const acquire = script_call::builder{acquire_script()}.done(true);
    BOOST_TEST(!acquire->leads);
    BOOST_TEST(acquire->by_sha.get_commands() == 1u);
 

@@ -34,7 +34,14 @@ std::size_t reference_permit_quorum(std::size_t n, std::size_t permits)
 
 std::vector<std::string> keys_of(std::shared_ptr<script_call const> const& c)
 {
-   return c->keys;
+   auto const keys = c->keys();
+   return {keys.begin(), keys.end()};
+}
+
+std::vector<std::string> args_of(std::shared_ptr<script_call const> const& c)
+{
+   auto const args = c->args();
+   return {args.begin(), args.end()};
 }
 
 }  // namespace
@@ -72,40 +79,40 @@ BOOST_AUTO_TEST_CASE(the_lock_kind_uses_the_locks_scripts)
    auto const a = acquire_call(lock, "p:", "n", "t", 1000ms, 5);
    // RedLock on 5 nodes: the clock's fence, asked by the fence key's TTL sent negative.
    BOOST_TEST(a->code == &acquire_script());
-   BOOST_TEST(a->args.at(2).starts_with('-'));
+   BOOST_TEST(a->args().at(2).starts_with('-'));
    BOOST_TEST(a->quorum == 0u);
    auto const one = acquire_call(lock, "p:", "n", "t", 1000ms, 1);
    BOOST_TEST(one->code == &acquire_script());
-   BOOST_TEST(!one->args.at(2).starts_with('-'));  // one node: the counter's fence
+   BOOST_TEST(!one->args().at(2).starts_with('-'));  // one node: the counter's fence
    BOOST_TEST(extend_call(lock, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
    BOOST_TEST(release_call(lock, "p:", "n", "t")->code == &release_script());
    // A split vote's loser releases quietly: nobody named, so no PING to lead with either.
    auto const quiet = release_call(lock, "p:", "n", "t", true, true);
-   BOOST_TEST(quiet->args.back() == "quiet");
+   BOOST_TEST(quiet->args().back() == "quiet");
    BOOST_TEST(!quiet->leads);
    // With the waiter that sent the lost try: it registers where that try took the key.
    std::string const id = "w";
    waiter_entry const rejoin{&id, 1500ms, true};
-   auto const rejoins = release_call(lock, "p:", "n", "t", true, true, &rejoin)->args;
+   auto const rejoins = args_of(release_call(lock, "p:", "n", "t", true, true, &rejoin));
    BOOST_TEST(rejoins.size() == 7u);
    BOOST_TEST(rejoins[4] == "quiet");
    BOOST_TEST(rejoins[5] == "w");
    BOOST_TEST(rejoins[6] == "1500");
    // Only a quiet release carries it.
-   BOOST_TEST(release_call(lock, "p:", "n", "t", true, false, &rejoin)->args.size() == 4u);
+   BOOST_TEST(release_call(lock, "p:", "n", "t", true, false, &rejoin)->args().size() == 4u);
    // A waiter that a release names has the key reserved for handoff_reserve.
-   auto const named = release_call(lock, "p:", "n", "t", true)->args;
+   auto const named = args_of(release_call(lock, "p:", "n", "t", true));
    BOOST_TEST(named.size() == 4u);
    BOOST_TEST(named[2] == "to:");
    BOOST_TEST(named[3] == std::to_string(handoff_reserve.count()));
    // A lease that took its key over from a local handover releases the handed token with its
    // own, in the same call; a quiet release (a lost try's, which holds no lease) never does.
    std::string const old = "old";
-   auto const handed = release_call(lock, "p:", "n", "t", true, false, nullptr, &old)->args;
+   auto const handed = args_of(release_call(lock, "p:", "n", "t", true, false, nullptr, &old));
    BOOST_TEST(handed.size() == 6u);
    BOOST_TEST(handed[4] == "handed");
    BOOST_TEST(handed[5] == "old");
-   BOOST_TEST(release_call(lock, "p:", "n", "t", false, true, nullptr, &old)->args.back() ==
+   BOOST_TEST(release_call(lock, "p:", "n", "t", false, true, nullptr, &old)->args().back() ==
               "quiet");
 }
 
@@ -116,14 +123,14 @@ BOOST_AUTO_TEST_CASE(a_permit_is_a_member_of_the_names_set_with_the_permit_quoru
    auto const a = acquire_call(permit, "p:", "n", "t", 1000ms, 5);
    BOOST_TEST(a->code == &set_acquire_script());
    BOOST_TEST(keys_of(a) == (std::vector<std::string>{"p:{n}", "p:{n}:fence"}));
-   BOOST_TEST(a->args.back() == "3");
+   BOOST_TEST(a->args().back() == "3");
    BOOST_TEST(a->quorum == 4u);
    auto const e = extend_call(permit, "p:", "n", "t", 1000ms, 5);
    BOOST_TEST(e->code == &set_extend_script());
    BOOST_TEST(e->quorum == 4u);
    auto const r = release_call(permit, "p:", "n", "t");
    BOOST_TEST(r->code == &set_release_script());
-   BOOST_TEST(r->args.back() == release_channel("p:", "n"));
+   BOOST_TEST(r->args().back() == release_channel("p:", "n"));
 }
 
 BOOST_AUTO_TEST_CASE(a_reader_is_barred_by_the_writer_and_the_waiting_writer)
@@ -135,7 +142,8 @@ BOOST_AUTO_TEST_CASE(a_reader_is_barred_by_the_writer_and_the_waiting_writer)
    BOOST_TEST(keys_of(a) == (std::vector<std::string>{readers_key("p:", "n"), "p:{n}:fence",
                                                       "p:{n}", writer_waiting_key("p:", "n")}));
    BOOST_TEST(a->quorum == 3u);
-   BOOST_TEST(extend_call(read, "p:", "n", "t", 1000ms, 5)->keys.front() == readers_key("p:", "n"));
+   BOOST_TEST(extend_call(read, "p:", "n", "t", 1000ms, 5)->keys().front() ==
+              readers_key("p:", "n"));
    BOOST_TEST(release_call(read, "p:", "n", "t")->code == &set_release_script());
 }
 
@@ -149,14 +157,15 @@ BOOST_AUTO_TEST_CASE(a_writer_is_taken_by_its_script_and_renewed_and_released_as
               (std::vector<std::string>{"p:{n}", "p:{n}:fence", readers_key("p:", "n"),
                                         writer_waiting_key("p:", "n")}));
    // The mark lives writer_wait_ttl; the writer tries again at least every quarter of it.
-   BOOST_TEST(a->args.at(3) == std::to_string(writer_wait_ttl.count()));
-   BOOST_TEST(a->args.at(4) == std::to_string((writer_wait_ttl / 4).count()));
+   BOOST_TEST(a->args().at(3) == std::to_string(writer_wait_ttl.count()));
+   BOOST_TEST(a->args().at(4) == std::to_string((writer_wait_ttl / 4).count()));
    BOOST_TEST(extend_call(write, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
    BOOST_TEST(release_call(write, "p:", "n", "t")->code == &release_script());
    // A writer registers no waiters: its release has none to keep quiet about.
-   BOOST_TEST(release_call(write, "p:", "n", "t", false, true)->args.size() == 2u);
+   BOOST_TEST(release_call(write, "p:", "n", "t", false, true)->args().size() == 2u);
    std::string const old = "old";
-   BOOST_TEST(release_call(write, "p:", "n", "t", false, false, nullptr, &old)->args.size() == 2u);
+   BOOST_TEST(release_call(write, "p:", "n", "t", false, false, nullptr, &old)->args().size() ==
+              2u);
 }
 
 BOOST_AUTO_TEST_CASE(a_reentrant_hold_is_a_member_of_the_holds_beside_the_owners_key)
@@ -167,13 +176,13 @@ BOOST_AUTO_TEST_CASE(a_reentrant_hold_is_a_member_of_the_holds_beside_the_owners
    BOOST_TEST(a->code == &reentrant_acquire_script());
    BOOST_TEST(keys_of(a) ==
               (std::vector<std::string>{"p:{n}", "p:{n}:fence", holds_key("p:", "n")}));
-   BOOST_TEST(a->args.front() == "t");
-   BOOST_TEST(a->args.back() == owner_token("request-42"));
+   BOOST_TEST(a->args().front() == "t");
+   BOOST_TEST(a->args().back() == owner_token("request-42"));
    BOOST_TEST(a->quorum == 0u);  // the majority
    BOOST_TEST(extend_call(hold, "p:", "n", "t", 1000ms, 5)->code == &reentrant_extend_script());
    auto const r = release_call(hold, "p:", "n", "t");
    BOOST_TEST(r->code == &reentrant_release_script());
-   BOOST_TEST(r->args.back() == owner_token("request-42"));
+   BOOST_TEST(r->args().back() == owner_token("request-42"));
 }
 
 BOOST_AUTO_TEST_CASE(a_fair_lock_queues_beside_the_lock_key_and_is_renewed_as_a_lock)
@@ -185,16 +194,16 @@ BOOST_AUTO_TEST_CASE(a_fair_lock_queues_beside_the_lock_key_and_is_renewed_as_a_
    BOOST_TEST(a->code == &fair_acquire_script());
    BOOST_TEST(keys_of(a) == (std::vector<std::string>{"p:{n}", "p:{n}:fence", queue_key("p:", "n"),
                                                       queue_deadlines_key("p:", "n")}));
-   BOOST_TEST(a->args.front() == "t");
-   BOOST_TEST(a->args.back() == std::to_string(fair_entry_ttl.count()));
+   BOOST_TEST(a->args().front() == "t");
+   BOOST_TEST(a->args().back() == std::to_string(fair_entry_ttl.count()));
    BOOST_TEST(a->quorum == 0u);  // the majority
    BOOST_TEST(extend_call(fair, "p:", "n", "t", 1000ms, 5)->code == &extend_script());
    auto const r = release_call(fair, "p:", "n", "t");
    BOOST_TEST(r->code == &fair_release_script());
    BOOST_TEST(keys_of(r) == (std::vector<std::string>{"p:{n}", queue_key("p:", "n"),
                                                       queue_deadlines_key("p:", "n")}));
-   BOOST_TEST(r->args == (std::vector<std::string>{"t", release_channel("p:", "n"),
-                                                   std::string{handoff_prefix}}));
+   BOOST_TEST(args_of(r) == (std::vector<std::string>{"t", release_channel("p:", "n"),
+                                                      std::string{handoff_prefix}}));
    BOOST_TEST((fair_acquire_script().role == script_role::acquire));
    BOOST_TEST((fair_release_script().role == script_role::release));
 }

@@ -14,12 +14,16 @@ namespace {
 
 using builder = script_call::builder;
 
-// The acquire and extend scripts take the same keys and arguments for each lease; `fence_ttl`
-// is the fence key's (acquire_call says how it is sent).
-void add_lease(builder& b, std::string const& prefix, std::string const& name,
-               std::string const& token, milliseconds ttl, long long fence_ttl)
+// The acquire and extend scripts take the same keys and arguments for each lease, the keys of
+// every lease before the arguments of any (as a request has them); `fence_ttl` is the fence key's
+// (acquire_call says how it is sent).
+void add_lease_keys(builder& b, std::string const& prefix, std::string const& name)
 {
    b.key(prefix, name).key(prefix, name, key_suffix::fence);
+}
+
+void add_lease_args(builder& b, std::string const& token, milliseconds ttl, long long fence_ttl)
+{
    b.arg(token).arg(ttl.count()).arg(fence_ttl);
 }
 
@@ -33,11 +37,13 @@ std::shared_ptr<script_call const> acquire_call(std::string const& prefix, std::
    // Unfenced, 0; by the servers' clocks (a quorum), negative (acquire.lua).
    auto const linger = (ttl + fence_linger).count();
    builder b{acquire_script()};
-   add_lease(b, prefix, name, token, ttl, !fenced ? 0 : quorum ? -linger : linger);
+   add_lease_keys(b, prefix, name);
+   if (waiter)
+      b.key(prefix, name, key_suffix::waiters);
+   add_lease_args(b, token, ttl, !fenced ? 0 : quorum ? -linger : linger);
    if (takes_over || waiter)
       b.arg(takes_over ? std::string_view{*takes_over} : std::string_view{});
    if (waiter) {
-      b.key(prefix, name, key_suffix::waiters);
       b.arg(*waiter->id)
          .arg(std::max<long long>(1, waiter->life.count()))
          .arg(waiter->registered ? "1" : "0");
@@ -59,7 +65,9 @@ std::shared_ptr<script_call const> extend_call(std::string const& prefix,
 {
    builder b{extend_script()};
    for (auto const& e : leases)
-      add_lease(b, prefix, *e.name, *e.token, e.ttl, (e.ttl + fence_linger).count());
+      add_lease_keys(b, prefix, *e.name);
+   for (auto const& e : leases)
+      add_lease_args(b, *e.token, e.ttl, (e.ttl + fence_linger).count());
    return b.done();
 }
 
@@ -76,9 +84,11 @@ std::shared_ptr<script_call const> release_call(std::string const& prefix, std::
                                                 std::string const* handed)
 {
    builder b{release_script()};
-   b.key(prefix, name).arg(token).arg_of_name(prefix, name, key_suffix::released);
-   if (waiters) {
+   b.key(prefix, name);
+   if (waiters)
       b.key(prefix, name, key_suffix::waiters);
+   b.arg(token).arg_of_name(prefix, name, key_suffix::released);
+   if (waiters) {
       b.arg(handoff_prefix).arg(handoff_reserve.count());
       if (quiet) {
          b.arg("quiet");

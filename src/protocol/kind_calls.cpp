@@ -83,17 +83,18 @@ std::shared_ptr<script_call const> acquire_call(lease_kind const& kind, std::str
    bool const write = kind.what == of::write;
    builder b{write ? write_acquire_script() : set_acquire_script()};
    b.key(prefix, name, holder_suffix(kind)).key(prefix, name, key_suffix::fence);
-   b.arg(token).arg(ttl.count()).arg((ttl + fence_linger).count());
-   if (kind.what == of::permit) {
-      b.arg(static_cast<long long>(kind.permits));
-   } else if (kind.what == of::read) {
-      // Readers share without bound, but not with a writer, nor while one waits.
+   // Readers share without bound, but not with a writer, nor while one waits.
+   if (kind.what == of::read)
       b.key(prefix, name).key(prefix, name, key_suffix::writer_waiting);
-      b.arg(std::numeric_limits<std::int32_t>::max());
-   } else {
+   else if (write)
       b.key(prefix, name, key_suffix::readers).key(prefix, name, key_suffix::writer_waiting);
+   b.arg(token).arg(ttl.count()).arg((ttl + fence_linger).count());
+   if (kind.what == of::permit)
+      b.arg(static_cast<long long>(kind.permits));
+   else if (kind.what == of::read)
+      b.arg(std::numeric_limits<std::int32_t>::max());
+   else
       b.arg(writer_wait_ttl.count()).arg((writer_wait_ttl / 4).count());
-   }
    return with_quorum(b.done(), kind_quorum(kind, nodes));
 }
 

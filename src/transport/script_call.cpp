@@ -1,7 +1,11 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "transport/script_call.hpp"
 
+#include <boost/assert.hpp>
+
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace locksmith::detail {
 namespace redis = boost::redis;
@@ -11,34 +15,28 @@ namespace {
 // Room for a bulk string's framing: `$`, its length's digits and two CRLFs.
 constexpr std::size_t framing = 24;
 
-void put(std::string& out, std::string_view s)
+// Writes `$<length>\r\n<parts...>\r\n` at `out`, which has room for it (framed_size); returns
+// its end. Boost.Redis frames a string by std::to_string, then appends through iterators (a
+// temporary string, for a long one) and a character at a time: about 500 instructions per
+// argument, which made the two requests of a lock cycle (about 14 arguments) a tenth of its
+// client work (callgrind, locksmith-bench --scenario independent --no-fence).
+template <class... Parts>
+char* write_frame(char* out, Parts... parts)
 {
-   out.append(s.data(), s.size());
+   *out++ = '$';
+   out = std::to_chars(out, out + framing, (parts.size() + ...)).ptr;
+   *out++ = '\r';
+   *out++ = '\n';
+   ((std::memcpy(out, parts.data(), parts.size()), out += parts.size()), ...);
+   *out++ = '\r';
+   *out++ = '\n';
+   return out;
 }
 
-template <std::size_t N>
-void put(boost::container::small_vector<char, N>& out, std::string_view s)
+template <class... Parts>
+std::size_t framed_size(Parts... parts)
 {
-   out.insert(out.end(), s.data(), s.data() + s.size());
-}
-
-// Frames `parts` as one bulk string at the end of `out`: `$<length>\r\n<parts...>\r\n`, by
-// appends of a pointer and a length. Boost.Redis frames a string by std::to_string, then
-// appends through iterators (a temporary string, for a long one) and a character at a time:
-// about 500 instructions per argument, which made the two requests of a lock cycle (about 14
-// arguments) a tenth of its client work (callgrind, locksmith-bench --scenario independent
-// --no-fence).
-template <class Out, class... Parts>
-void append_bulk(Out& out, Parts... parts)
-{
-   char head[framing];
-   head[0] = '$';
-   auto const end = std::to_chars(head + 1, head + framing - 2, (parts.size() + ...)).ptr;
-   end[0] = '\r';
-   end[1] = '\n';
-   put(out, std::string_view{head, static_cast<std::size_t>(end + 2 - head)});
-   (put(out, std::string_view{parts}), ...);
-   put(out, "\r\n");
+   return (parts.size() + ...) + framing;
 }
 
 // One bulk string already framed, written as it is: Boost.Redis finds this overload by
@@ -52,60 +50,105 @@ void boost_redis_to_bulk(std::string& payload, framed const& f)
    payload.append(f.bytes.data(), f.bytes.size());
 }
 
-using frame_list = boost::container::small_vector<framed, 16>;
+using framed_list = boost::container::small_vector<framed, 16>;
 
-// `s` framed in `buf` (at least s.size() + framing bytes).
-framed frame_in(char* buf, std::string_view s)
+// The content of a frame: `hello` of `$5\r\nhello\r\n`.
+std::string_view content(std::string_view frame)
 {
-   buf[0] = '$';
-   auto end = std::to_chars(buf + 1, buf + framing - 2, s.size()).ptr;
-   *end++ = '\r';
-   *end++ = '\n';
-   end = std::copy(s.begin(), s.end(), end);
-   *end++ = '\r';
-   *end++ = '\n';
-   return {std::string_view{buf, static_cast<std::size_t>(end - buf)}};
+   frame.remove_prefix(frame.find('\n') + 1);
+   frame.remove_suffix(2);
+   return frame;
+}
+
+// Appends the command to `req` (push_script): for a plain call, SET key token NX PX ttl; else
+// EVALSHA sha (or EVAL text) nkeys keys... args....
+void push_frames(redis::request& req, script const& code, script_call::frame_list const& frames,
+                 std::size_t nkeys, bool by_text)
+{
+   framed_list all;
+   std::size_t size = 2 * framing;
+   for (auto f : frames)
+      size += f.size();
+   if (code.plain) {
+      // The key, then the token and the ttl (unfenced_acquire_call).
+      BOOST_ASSERT(frames.size() == 3 && nkeys == 1);
+      all = {{frames[0]}, {frames[1]}, {"$2\r\nNX\r\n"}, {"$2\r\nPX\r\n"}, {frames[2]}};
+      req.reserve(req.payload().size() + size + 32);
+      return req.push_range("SET", all.begin(), all.end());
+   }
+   // The script's SHA-1 (or text) and the number of keys are framed here too: Boost.Redis
+   // frames only the command's name.
+   char sha[framing + 40];
+   std::string text;
+   if (by_text) {
+      text.resize(framed_size(code.text));
+      text.resize(static_cast<std::size_t>(write_frame(text.data(), code.text) - text.data()));
+   }
+   char digits[framing];
+   auto const n = std::to_chars(digits, digits + framing, nkeys).ptr;
+   std::string_view const count{digits, static_cast<std::size_t>(n - digits)};
+   char numkeys[2 * framing];
+   all.push_back({by_text ? std::string_view{text}
+                          : std::string_view{
+                               sha, static_cast<std::size_t>(write_frame(sha, code.sha1) - sha)}});
+   all.push_back({{numkeys, static_cast<std::size_t>(write_frame(numkeys, count) - numkeys)}});
+   for (auto f : frames)
+      all.push_back({f});
+   // The whole request in one allocation.
+   for (auto const& f : all)
+      size += f.bytes.size();
+   req.reserve(req.payload().size() + size);
+   req.push_range(by_text ? "EVAL" : "EVALSHA", all.begin(), all.end());
 }
 
 }  // namespace
 
 script_call::builder::builder(script const& code)
     : code_{code}
-{
-   keys_.reserve(256);
-}
+{}
 
 template <class... Parts>
-void script_call::builder::add_key(Parts... parts)
+void script_call::builder::add(bool is_key, Parts... parts)
 {
-   append_bulk(keys_, parts...);
-   key_ends_.push_back(static_cast<std::uint32_t>(keys_.size()));
-}
-
-template <class... Parts>
-void script_call::builder::add_arg(Parts... parts)
-{
-   append_bulk(args_, parts...);
-   arg_ends_.push_back(static_cast<std::uint32_t>(args_.size()));
+   auto const at = bytes_.size();
+   bytes_.resize(at + framed_size(parts...), boost::container::default_init);
+   auto const end = write_frame(bytes_.data() + at, parts...);
+   bytes_.resize(static_cast<std::size_t>(end - bytes_.data()));
+   ends_.push_back(static_cast<std::uint32_t>(bytes_.size()));
+   if (!is_key)
+      return;
+   // The request has the keys first: a key that comes after arguments goes before them (rare:
+   // the calls add their keys first).
+   if (nkeys_ < ends_.size() - 1) {
+      auto const keys_end = nkeys_ == 0 ? 0 : ends_[nkeys_ - 1];
+      auto const len = static_cast<std::uint32_t>(bytes_.size() - at);
+      std::rotate(bytes_.begin() + keys_end, bytes_.begin() + static_cast<std::ptrdiff_t>(at),
+                  bytes_.end());
+      ends_.pop_back();
+      for (auto i = nkeys_; i < ends_.size(); ++i)
+         ends_[i] += len;
+      ends_.insert(ends_.begin() + static_cast<std::ptrdiff_t>(nkeys_), keys_end + len);
+   }
+   ++nkeys_;
 }
 
 script_call::builder& script_call::builder::key(std::string_view prefix, std::string_view name,
                                                 std::string_view suffix)
 {
    using namespace std::string_view_literals;
-   add_key(prefix, "{"sv, name, "}"sv, suffix);
+   add(true, prefix, "{"sv, name, "}"sv, suffix);
    return *this;
 }
 
 script_call::builder& script_call::builder::key(std::string_view k)
 {
-   add_key(k);
+   add(true, k);
    return *this;
 }
 
 script_call::builder& script_call::builder::arg(std::string_view a)
 {
-   add_arg(a);
+   add(false, a);
    return *this;
 }
 
@@ -114,7 +157,7 @@ script_call::builder& script_call::builder::arg_of_name(std::string_view prefix,
                                                         std::string_view suffix)
 {
    using namespace std::string_view_literals;
-   add_arg(prefix, "{"sv, name, "}"sv, suffix);
+   add(false, prefix, "{"sv, name, "}"sv, suffix);
    return *this;
 }
 
@@ -125,100 +168,90 @@ script_call::builder& script_call::builder::arg(long long n)
    return arg(std::string_view{digits, static_cast<std::size_t>(end - digits)});
 }
 
-std::shared_ptr<script_call> script_call::builder::done(bool leads)
+std::shared_ptr<script_call> script_call::builder::done(bool leads) const
 {
-   auto const nkeys = key_ends_.size();
-   auto const at = static_cast<std::uint32_t>(keys_.size());
-   keys_.append(args_.data(), args_.size());
-   for (auto e : arg_ends_)
-      key_ends_.push_back(at + e);
-   return std::make_shared<script_call>(code_, std::move(keys_), std::move(key_ends_), nkeys,
-                                        leads);
+   frame_list frames;
+   std::string_view const all{bytes_.data(), bytes_.size()};
+   std::size_t begin = 0;
+   for (auto const end : ends_) {
+      frames.push_back(all.substr(begin, end - begin));
+      begin = end;
+   }
+   return std::make_shared<script_call>(code_, frames, nkeys_, leads);
 }
 
-script_call::script_call(script const& s, std::string frames, frame_ends ends, std::size_t nkeys,
-                         bool lead)
+script_call::script_call(script const& s, frame_list const& frames, std::size_t nkeys, bool lead)
     : code{&s}
     , leads{lead && s.publishes}
-    , frames_{std::move(frames)}
-    , ends_{std::move(ends)}
     , nkeys_{nkeys}
 {
-   if (nkeys_ > 0)
-      first_key_ = content(0);
    // Only here: the EVAL fallback, and an ASKING request (whose ASKING must come right before
    // the script), go without the PING.
    if (leads)
       by_sha.push("PING");
-   push_script(by_sha, *this, false);
+   push_frames(by_sha, s, frames, nkeys, false);
+   // Where the request has each frame: at its end, in order (a plain call's NX and PX, 8
+   // bytes each, between the token and the ttl).
+   constexpr std::size_t options = 16;
+   std::size_t tail = s.plain ? options : 0;
+   for (auto f : frames)
+      tail += f.size();
+   auto at = by_sha.payload().size() - tail;
+   for (std::size_t i = 0; i < frames.size(); ++i) {
+      if (s.plain && i == 2)
+         at += options;
+      spans_.emplace_back(static_cast<std::uint32_t>(at),
+                          static_cast<std::uint32_t>(at + frames[i].size()));
+      at += frames[i].size();
+   }
+   BOOST_ASSERT(this->frames() == frames);
 }
 
-std::string_view script_call::frame(std::size_t i) const noexcept
+script_call::frame_list script_call::frames() const
 {
-   std::size_t const begin = i == 0 ? 0 : ends_[i - 1];
-   return std::string_view{frames_}.substr(begin, ends_[i] - begin);
+   frame_list out;
+   std::string_view const payload = by_sha.payload();
+   for (auto [begin, end] : spans_)
+      out.push_back(payload.substr(begin, end - begin));
+   return out;
 }
 
-std::string_view script_call::content(std::size_t i) const noexcept
+std::string_view script_call::first_key() const noexcept
 {
-   auto f = frame(i);
-   f.remove_prefix(f.find('\n') + 1);
-   f.remove_suffix(2);
-   return f;
+   if (nkeys_ == 0)
+      return {};
+   auto const [begin, end] = spans_.front();
+   return content(by_sha.payload().substr(begin, end - begin));
 }
 
 std::vector<std::string_view> script_call::keys() const
 {
+   auto const all = frames();
    std::vector<std::string_view> out;
    for (std::size_t i = 0; i < nkeys_; ++i)
-      out.push_back(content(i));
+      out.push_back(content(all[i]));
    return out;
 }
 
 std::vector<std::string_view> script_call::args() const
 {
+   auto const all = frames();
    std::vector<std::string_view> out;
-   for (std::size_t i = nkeys_; i < ends_.size(); ++i)
-      out.push_back(content(i));
+   for (std::size_t i = nkeys_; i < all.size(); ++i)
+      out.push_back(content(all[i]));
    return out;
 }
 
 std::shared_ptr<script_call const> script_call::with_code(script const& other) const
 {
-   auto c = std::make_shared<script_call>(other, frames_, ends_, nkeys_, leads);
+   auto c = std::make_shared<script_call>(other, frames(), nkeys_, leads);
    c->quorum = quorum;
    return c;
 }
 
 void push_script(redis::request& req, script_call const& c, bool by_text)
 {
-   frame_list all;
-   if (c.code->plain) {
-      // SET key token NX PX ttl: the key, then the token and the ttl (unfenced_acquire_call).
-      all = {{c.frame(0)}, {c.frame(1)}, {"$2\r\nNX\r\n"}, {"$2\r\nPX\r\n"}, {c.frame(2)}};
-      req.reserve(req.payload().size() + 32 + c.frames_.size() + 16);
-      return req.push_range("SET", all.begin(), all.end());
-   }
-   // The script's SHA-1 (or text) and the number of keys, framed here: what Boost.Redis frames
-   // itself is only the command's name.
-   char sha[framing + 40];
-   std::string text;
-   if (by_text)
-      append_bulk(text, c.code->text);
-   all.push_back(by_text ? framed{text} : frame_in(sha, c.code->sha1));
-   char digits[framing];
-   char nkeys[2 * framing];
-   auto const end = std::to_chars(digits, digits + framing, c.nkeys_).ptr;
-   all.push_back(frame_in(nkeys, {digits, static_cast<std::size_t>(end - digits)}));
-   for (std::size_t i = 0; i < c.ends_.size(); ++i)
-      all.push_back({c.frame(i)});
-   auto const cmd = by_text ? std::string_view{"EVAL"} : std::string_view{"EVALSHA"};
-   // The whole request in one allocation.
-   std::size_t size = 2 * framing + cmd.size();
-   for (auto const& f : all)
-      size += f.bytes.size();
-   req.reserve(req.payload().size() + size);
-   req.push_range(cmd, all.begin(), all.end());
+   push_frames(req, *c.code, c.frames(), c.nkeys_, by_text);
 }
 
 redis::request const& script_call::by_text() const

@@ -20,12 +20,22 @@ namespace locksmith::detail {
 
 /// One script call, shared by the nodes of a fan-out. Its requests are built once.
 ///
-/// Its keys and arguments are kept as the requests frame them (`$<length>\r\n...\r\n` each), in
-/// one string: a lock cycle's two calls cost one allocation each for them, and one for each
-/// request, where strings of their own and their vectors cost five more per call and a copy of
-/// every byte (callgrind, locksmith-bench --scenario independent --no-fence).
+/// Its keys and arguments are framed (`$<length>\r\n...\r\n` each) once, by its builder, and
+/// copied as they are into its request, where it reads them back: a lock cycle's two calls cost
+/// one allocation each beside their shared state, where strings of their own, their vectors and
+/// Boost.Redis's framing cost six more per call (callgrind, locksmith-bench --scenario
+/// independent --no-fence).
 struct script_call {
    class builder;
+
+   /// The framed keys, then arguments, of a call: views of bulk strings, `$<length>\r\n...\r\n`.
+   using frame_list = boost::container::small_vector<std::string_view, 12>;
+
+   /// Built by builder, or with_code: `frames` holds `nkeys` keys, then the arguments. Neither
+   /// copied nor moved: it reads its keys from its own request.
+   script_call(script const& s, frame_list const& frames, std::size_t nkeys, bool leads);
+   script_call(script_call const&) = delete;
+   script_call& operator=(script_call const&) = delete;
 
    script const* code;
    std::size_t quorum = 0;        // the nodes that must say yes; 0: the majority (quorum_of)
@@ -38,7 +48,7 @@ struct script_call {
 
    /// The first key (its slot is the call's: every key of a lock carries the name's hash tag),
    /// or empty when there is none.
-   std::string_view first_key() const noexcept { return first_key_; }
+   std::string_view first_key() const noexcept;
 
    /// The keys and the arguments, read back (tests, messages).
    std::vector<std::string_view> keys() const;
@@ -48,22 +58,12 @@ struct script_call {
    /// quorum and lead.
    std::shared_ptr<script_call const> with_code(script const& other) const;
 
-   /// Where each frame ends in `frames` (script_call::builder).
-   using frame_ends = boost::container::small_vector<std::uint32_t, 12>;
-
-   /// Built by builder, or with_code. Neither copied nor moved: first_key() points into it.
-   script_call(script const& s, std::string frames, frame_ends ends, std::size_t nkeys, bool leads);
-   script_call(script_call const&) = delete;
-   script_call& operator=(script_call const&) = delete;
-
 private:
-   std::string_view frame(std::size_t i) const noexcept;  // framed: `$<n>\r\n...\r\n`
-   std::string_view content(std::size_t i) const noexcept;
+   frame_list frames() const;  // the keys' and arguments' frames, in by_sha
 
-   std::string frames_;  // the keys, then the arguments, each framed as a bulk string
-   frame_ends ends_;     // where each of them ends in frames_
+   // Where each key's and argument's frame begins and ends in by_sha's payload.
+   boost::container::small_vector<std::pair<std::uint32_t, std::uint32_t>, 12> spans_;
    std::size_t nkeys_;
-   std::string_view first_key_;  // in frames_, which is never changed after construction
    mutable std::optional<boost::redis::request> by_text_;
 
    friend void push_script(boost::redis::request& req, script_call const& call, bool by_text);
@@ -71,7 +71,7 @@ private:
 
 /// Builds a script call's keys and arguments, framed as they go (script_call): a key's parts
 /// (`prefix{name}suffix`, sansio/keys.hpp) are written in place, with no string of their own.
-/// Keys and arguments may come in any order: the keys go first.
+/// Keys and arguments may come in any order: the keys go first (cheapest when they come first).
 class script_call::builder {
 public:
    explicit builder(script const& code);
@@ -85,24 +85,18 @@ public:
    /// An argument that names one of the name's keys or channels, `prefix{name}suffix` (a release
    /// channel).
    builder& arg_of_name(std::string_view prefix, std::string_view name, std::string_view suffix);
-   /// The number of arguments added so far.
-   std::size_t args() const noexcept { return arg_ends_.size(); }
 
-   /// The call; `leads`: see script_call::leads (only a script that publishes takes it). The
-   /// builder is spent.
-   std::shared_ptr<script_call> done(bool leads = false);
+   /// The call; `leads`: see script_call::leads (only a script that publishes takes it).
+   std::shared_ptr<script_call> done(bool leads = false) const;
 
 private:
    template <class... Parts>
-   void add_key(Parts... parts);
-   template <class... Parts>
-   void add_arg(Parts... parts);
+   void add(bool is_key, Parts... parts);
 
    script const& code_;
-   std::string keys_;  // framed, as script_call's frames_; the arguments are appended
-   frame_ends key_ends_;
-   boost::container::small_vector<char, 256> args_;
-   frame_ends arg_ends_;
+   boost::container::small_vector<char, 512> bytes_;         // the frames, one after the other
+   boost::container::small_vector<std::uint32_t, 12> ends_;  // where each of them ends
+   std::size_t nkeys_ = 0;
 };
 
 /// Appends the call's command to `req`: EVALSHA (or EVAL with the text, `by_text`), or for the

@@ -384,7 +384,8 @@ public:
 private:
    using done_handler = boost::asio::any_completion_handler<void(error_code)>;
 
-   void async_unlock_impl(lease* l, report* diag, done_handler h);
+   // `on_client`: the handler runs on the client's executor (detail::runs_on).
+   void async_unlock_impl(lease* l, report* diag, done_handler h, bool on_client);
    void async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag, done_handler h);
    void async_close_impl(done_handler h);
    using inspect_handler = boost::asio::any_completion_handler<void(error_code, inspection)>;
@@ -404,7 +405,17 @@ private:
          (self->*Start)(std::forward<Args>(args)..., Erased{std::forward<Handler>(h)});
       }
    };
-   using unlock_initiation = initiation<done_handler, &client::async_unlock_impl>;
+   struct unlock_initiation {
+      client* self;
+      using executor_type = client::executor_type;
+      executor_type get_executor() const noexcept { return self->get_executor(); }
+      template <class Handler>
+      void operator()(Handler&& h, lease* l, report* diag) const
+      {
+         bool const on_client = detail::runs_on(h, self->get_executor());
+         self->async_unlock_impl(l, diag, done_handler{std::forward<Handler>(h)}, on_client);
+      }
+   };
    using extend_initiation = initiation<done_handler, &client::async_extend_impl>;
    using close_initiation = initiation<done_handler, &client::async_close_impl>;
    using inspect_initiation = initiation<inspect_handler, &client::async_inspect_impl>;

@@ -9,7 +9,7 @@
 namespace locksmith::detail {
 
 void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kind, std::string name,
-                        lock_options opts, lease_handler h)
+                        lock_options opts, lease_handler h, bool on_client)
 {
    // The report travels beside the options from here on, so that no lease keeps a pointer to
    // it after the operation (the options are kept with the lease).
@@ -21,10 +21,10 @@ void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kin
       kind.what = lease_kind::of::fair;
    // From any thread: the lock starts on the client's executor (enter).
    enter(core->executor(), std::move(h),
-         [core, kind = std::move(kind), name = std::move(name), opts = std::move(opts),
-          diag](lease_handler h) mutable {
-            core->lock(std::move(name), std::move(opts), false, diag, std::move(kind),
-                       std::move(h));
+         [core, kind = std::move(kind), name = std::move(name), opts = std::move(opts), diag,
+          on_client](lease_handler h) mutable {
+            core->lock(std::move(name), std::move(opts), false, diag, std::move(kind), std::move(h),
+                       on_client);
          });
 }
 

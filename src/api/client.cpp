@@ -71,13 +71,14 @@ std::shared_ptr<detail::client_core> const& detail::core_of(client const& c) noe
 // Every operation may start on any thread, and moves to the client's executor first: through
 // enter() (engines/spawn.hpp), or through spawn(), whose co_spawn dispatches there and relays the
 // caller's cancellation there likewise.
-void client::async_unlock_impl(lease* l, report* diag, done_handler h)
+void client::async_unlock_impl(lease* l, report* diag, done_handler h, bool on_client)
 {
    if (diag)
       *diag = report{};
-   enter(core_->executor(), std::move(h), [core = core_, st = l->state(), diag](done_handler h) {
-      core->unlock(st, diag, std::move(h));
-   });
+   enter(core_->executor(), std::move(h),
+         [core = core_, st = l->state(), diag, on_client](done_handler h) {
+            core->unlock(st, diag, std::move(h), on_client);
+         });
 }
 
 void client::async_extend_impl(lease* l, std::chrono::milliseconds ttl, report* diag,

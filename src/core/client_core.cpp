@@ -134,10 +134,10 @@ asio::awaitable<client_core::lock_result> client_core::lock(std::string name, lo
 }
 
 void client_core::unlock(std::shared_ptr<lease_state> st, report* diag,
-                         asio::any_completion_handler<void(error_code)> h)
+                         asio::any_completion_handler<void(error_code)> h, bool on_client)
 {
    // The handler keeps the client alive until it completes.
-   unlock_lease(ctx_, queue_, std::move(st), diag, std::move(h), shared_from_this());
+   unlock_lease(ctx_, queue_, std::move(st), diag, std::move(h), shared_from_this(), on_client);
 }
 
 asio::awaitable<error_code> client_core::extend(std::shared_ptr<lease_state> st, milliseconds ttl,

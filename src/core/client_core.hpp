@@ -60,10 +60,10 @@ public:
    /// Validates, queues behind the process's other contenders for the name, then acquires, and
    /// completes `h` on its associated executor, never inside this call (acquisition::lock).
    void lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind,
-             lock_handler h)
+             lock_handler h, bool on_client = false)
    {
       acquisition_.lock(std::move(name), std::move(opts), try_only, diag, std::move(kind),
-                        std::move(h));
+                        std::move(h), on_client);
    }
    /// The same for any completion token.
    template <class CompletionToken = boost::asio::deferred_t>
@@ -82,7 +82,7 @@ public:
    /// Hands the lease to a local waiter, or releases it (release_lease). Completes `h` on its
    /// associated executor, never inside this call; cancellation as release_lease.
    void unlock(std::shared_ptr<lease_state> st, report* diag,
-               boost::asio::any_completion_handler<void(error_code)> h);
+               boost::asio::any_completion_handler<void(error_code)> h, bool on_client = false);
    /// The same for any completion token (the unit tests await it).
    template <class CompletionToken = boost::asio::deferred_t>
    auto async_unlock(std::shared_ptr<lease_state> st, report* diag, CompletionToken&& token = {})

@@ -102,6 +102,7 @@ struct acquisition::first_try {
    report* diag;
    clock::time_point start;
    lock_handler h;
+   bool on_client;        // h runs on the client's executor (runs_on)
    work_guard in_flight;  // a graceful close waits for this operation
    acquire_engine::attempt a{};
    // The handler's slot is ours while the try is out: a cancellation is remembered, even one
@@ -123,7 +124,7 @@ struct acquisition::first_try {
 };
 
 void acquisition::lock(std::string name, lock_options opts, bool try_only, report* diag,
-                       lease_kind kind, lock_handler h)
+                       lease_kind kind, lock_handler h, bool on_client)
 {
    auto const start = clock::now();
    // The common case, a plain lock that no coroutine of this process contends for, costs no
@@ -143,6 +144,7 @@ void acquisition::lock(std::string name, lock_options opts, bool try_only, repor
                                                .diag = diag,
                                                .start = start,
                                                .h = std::move(h),
+                                               .on_client = on_client,
                                                .in_flight = work_guard{ctx_.work},
                                                .a = {},
                                                .cancelled = false,
@@ -199,14 +201,19 @@ void acquisition::after_first_try(std::unique_ptr<first_try> op)
       r.held = grant(op->name, std::move(done->lease), op->opts, kind);
    auto h = std::move(op->h);
    auto const start = op->start;
+   bool const on_client = op->on_client;
    op.reset();  // the work count ends before the completion, as a coroutine's would
-   finish_lock(std::move(h), start, std::move(r));
+   finish_lock(std::move(h), start, std::move(r), on_client);
 }
 
-void acquisition::finish_lock(lock_handler h, clock::time_point start, lock_result r)
+void acquisition::finish_lock(lock_handler h, clock::time_point start, lock_result r,
+                              bool on_client)
 {
    ctx_.tel.lock_done(r.ec, clock::now() - start);
-   // Never inside lock(): this runs from a fan-out's completion, on the client's executor.
+   // Never inside lock(): this runs from a fan-out's completion, on the client's executor, where
+   // a handler whose executor that is runs at once (as a dispatch there would).
+   if (on_client)
+      return std::move(h)(r.ec, std::move(r.held));
    auto hex = asio::get_associated_executor(h, ctx_.ex);
    asio::dispatch(hex, asio::append(std::move(h), r.ec, std::move(r.held)));
 }

@@ -51,9 +51,10 @@ public:
    /// holds; a shared kind's holder leaves the queue at once. A plain lock that no coroutine of
    /// this process has sends its first try at once, without a coroutine; only if that try loses
    /// does the acquisition go on as one. Cancellation (any type) through `h`'s slot:
-   /// operation_aborted, and whatever a try may have taken is released.
+   /// operation_aborted, and whatever a try may have taken is released. `on_client`: `h`'s
+   /// associated executor is the client's (runs_on), so that a completion there calls it at once.
    void lock(std::string name, lock_options opts, bool try_only, report* diag, lease_kind kind,
-             lock_handler h);
+             lock_handler h, bool on_client = false);
 
 private:
    // The acquisition as a coroutine: from the start, or (`first`) after a first try that lock()
@@ -75,8 +76,8 @@ private:
    struct first_try;
    // lock()'s first try came back: completes, or goes on with take().
    void after_first_try(std::unique_ptr<first_try> op);
-   // Counts the outcome, then completes `h`.
-   void finish_lock(lock_handler h, clock::time_point start, lock_result r);
+   // Counts the outcome, then completes `h` (at once, `on_client`).
+   void finish_lock(lock_handler h, clock::time_point start, lock_result r, bool on_client);
    lease grant(std::string const& name, acquire_engine::won w, lock_options const& opts,
                lease_kind const& kind);
 

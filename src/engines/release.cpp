@@ -20,10 +20,18 @@ namespace {
 // Completes an unlock's handler with `ec` on its own executor (else the client's), holding
 // `keep_alive` until it runs: no wrapper of `h`, and one hop to that executor. `posted`: from
 // inside the initiating call, so never at once; else from a completion on the client's
-// executor, where the handler may run at once when its executor is this one.
+// executor, where the handler may run at once when its executor is this one: at once without
+// asking `h` for it, `on_client` (runs_on).
 void complete_unlock(client_context& ctx, asio::any_completion_handler<void(error_code)> h,
-                     error_code ec, std::shared_ptr<void const> keep_alive, bool posted)
+                     error_code ec, std::shared_ptr<void const> keep_alive, bool posted,
+                     bool on_client)
 {
+   if (on_client && !posted)
+      return std::move(h)(ec);
+   if (on_client)
+      return asio::post(ctx.ex, [h = std::move(h), ec, keep = std::move(keep_alive)]() mutable {
+         std::move(h)(ec);
+      });
    auto hex = asio::get_associated_executor(h, ctx.ex);
    auto f = asio::bind_executor(
       hex, [h = std::move(h), ec, keep = std::move(keep_alive)]() mutable { std::move(h)(ec); });
@@ -83,11 +91,12 @@ std::function<void(std::size_t)> release_later(client_context const& ctx, std::s
 
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
                    asio::any_completion_handler<void(error_code)> h,
-                   std::shared_ptr<void const> keep_alive)
+                   std::shared_ptr<void const> keep_alive, bool on_client)
 {
    using status = lease_state::status;
    if (!st || (st->st != status::held && st->st != status::lost))
-      return complete_unlock(ctx, std::move(h), error::not_held, std::move(keep_alive), true);
+      return complete_unlock(ctx, std::move(h), error::not_held, std::move(keep_alive), true,
+                             on_client);
    // A lost lease was left in Redis so that nobody could enter before its holder stopped
    // working; now that the holder gives it back, release it where it is still ours.
    bool const was_lost = st->st == status::lost;
@@ -116,42 +125,43 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
                             handed.empty() ? nullptr : &handed);
    auto slot = asio::get_associated_cancellation_slot(h);
    // A graceful close waits for this operation until it completes.
-   start_fanout(ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,
-                asio::bind_cancellation_slot(
-                   slot,
-                   [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work}, h = std::move(h),
-                    keep_alive = std::move(keep_alive)](error_code ec, fanout_result r) mutable {
-                      // Only now may the next local waiter try: sooner, it would race its own
-                      // release.
-                      st->leave_slot();
-                      describe(r, ctx.nodes, diag);
-                      ctx.tel.votes("release", st->name, r, ctx.nodes);
-                      if (was_lost)
-                         ec = error::lease_lost;
-                      else if (!ec)
-                         ec = ownership_result(r);
-                      {
-                         auto const ended = std::move(in_flight);
-                      }
-                      // Never inside start_fanout's call (it completes from a reply or a post).
-                      complete_unlock(ctx, std::move(h), ec, std::move(keep_alive), false);
-                   }),
-                std::move(keep));
+   start_fanout(
+      ctx.ex, ctx.nodes, std::move(call), ctx.cfg.node_timeout,
+      asio::bind_cancellation_slot(
+         slot,
+         [&ctx, st, diag, was_lost, in_flight = work_guard{ctx.work}, h = std::move(h),
+          keep_alive = std::move(keep_alive), on_client](error_code ec, fanout_result r) mutable {
+            // Only now may the next local waiter try: sooner, it would race its own
+            // release.
+            st->leave_slot();
+            describe(r, ctx.nodes, diag);
+            ctx.tel.votes("release", st->name, r, ctx.nodes);
+            if (was_lost)
+               ec = error::lease_lost;
+            else if (!ec)
+               ec = ownership_result(r);
+            {
+               auto const ended = std::move(in_flight);
+            }
+            // Never inside start_fanout's call (it completes from a reply or a post).
+            complete_unlock(ctx, std::move(h), ec, std::move(keep_alive), false, on_client);
+         }),
+      std::move(keep));
 }
 
 void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease_state> st,
                   report* diag, asio::any_completion_handler<void(error_code)> h,
-                  std::shared_ptr<void const> keep_alive)
+                  std::shared_ptr<void const> keep_alive, bool on_client)
 {
    if (st && st->kind.what == lease_kind::of::lock && st->st == lease_state::status::held &&
        st->in_slot && !ctx.stopped && lease_state::clock::now() < st->valid_until &&
        queue.pass(st->name, {st->token, st->renewed_at + st->ttl})) {
       st->in_slot = false;  // the name went with the lease
       st->end(lease_state::status::released);
-      return complete_unlock(ctx, std::move(h), {}, std::move(keep_alive), true);
+      return complete_unlock(ctx, std::move(h), {}, std::move(keep_alive), true, on_client);
    }
    bool const wakes = st && queue.subscribed(st->name);
-   release_lease(ctx, std::move(st), diag, wakes, std::move(h), std::move(keep_alive));
+   release_lease(ctx, std::move(st), diag, wakes, std::move(h), std::move(keep_alive), on_client);
 }
 
 }  // namespace locksmith::detail

@@ -57,10 +57,11 @@ std::function<void(std::size_t)> release_later(client_context const& ctx, std::s
 /// ctx alive until then.
 /// Cancellation (`h`'s slot, any type): completes with operation_aborted; the release, already
 /// sent, goes on, owned by the client. `wakes`: this process's contenders for the name waited
-/// by message, so another process's may too (release_call's `wakes`).
+/// by message, so another process's may too (release_call's `wakes`). `on_client`: `h`'s
+/// associated executor is ctx.ex (runs_on), so that a completion there calls it at once.
 void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report* diag, bool wakes,
                    boost::asio::any_completion_handler<void(error_code)> h,
-                   std::shared_ptr<void const> keep_alive = {});
+                   std::shared_ptr<void const> keep_alive = {}, bool on_client = false);
 
 /// The holder's unlock: hands the lease to the coroutine of this process that waits next for its
 /// name (local_queue::pass), which takes its key over in one round trip, instead of a release and a
@@ -71,10 +72,10 @@ void release_lease(client_context& ctx, std::shared_ptr<lease_state> st, report*
 ///
 /// `h` completes on its associated executor, never inside this call, and holds `keep_alive` (the
 /// client, which owns ctx and queue) until then. Cancellation as release_lease; a handover
-/// completes at once.
+/// completes at once. `on_client` as release_lease.
 void unlock_lease(client_context& ctx, local_queue& queue, std::shared_ptr<lease_state> st,
                   report* diag, boost::asio::any_completion_handler<void(error_code)> h,
-                  std::shared_ptr<void const> keep_alive);
+                  std::shared_ptr<void const> keep_alive, bool on_client = false);
 
 }  // namespace locksmith::detail
 

@@ -12,6 +12,7 @@
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
 
 #include <memory>
@@ -28,10 +29,21 @@ struct client_core;
 
 using lease_handler = boost::asio::any_completion_handler<void(error_code, lease)>;
 
+/// Whether `h`'s associated executor is `ex` itself, found where the handler's type is known:
+/// then an operation that completes on `ex` calls it at once, as a dispatch there would, without
+/// asking its type-erased form for its executor (an any_completion_executor, built on the heap
+/// at each completion, with a work-tracking copy of it for the dispatch).
+template <class Handler>
+bool runs_on(Handler const& h, boost::asio::any_io_executor const& ex)
+{
+   return boost::asio::get_associated_executor(h, ex) == ex;
+}
+
 /// Validates, queues in the process, acquires a lease of the kind and completes `h` with it.
-/// `opts.diag`, when given, is reset first and must outlive the operation.
+/// `opts.diag`, when given, is reset first and must outlive the operation. `on_client`: `h`
+/// runs on the client's executor (runs_on).
 void async_acquire_kind(std::shared_ptr<client_core> const& core, lease_kind kind, std::string name,
-                        lock_options opts, lease_handler h);
+                        lock_options opts, lease_handler h, bool on_client = false);
 
 /// The client's core (client.cpp), for the primitives' front ends.
 std::shared_ptr<client_core> const& core_of(client const& c) noexcept;
@@ -46,8 +58,9 @@ struct acquire_kind_initiation {
    template <class Handler>
    void operator()(Handler&& h, lease_kind kind, std::string name, lock_options const& opts) const
    {
+      bool const on_client = runs_on(h, c->get_executor());
       async_acquire_kind(core_of(*c), std::move(kind), std::move(name), opts,
-                         lease_handler{std::forward<Handler>(h)});
+                         lease_handler{std::forward<Handler>(h)}, on_client);
    }
 };
 

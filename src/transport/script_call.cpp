@@ -12,8 +12,16 @@ namespace redis = boost::redis;
 
 namespace {
 
-// Room for a bulk string's framing: `$`, its length's digits and two CRLFs.
-constexpr std::size_t framing = 24;
+// Room for a bulk string's framing: `$`, its length's digits (20 at most) and two CRLFs.
+constexpr std::size_t framing = 32;
+
+// Copies `part` to `out` and moves past it. An empty part may have no data at all (a default
+// string_view), which memcpy must not be given.
+void put(char*& out, std::string_view part)
+{
+   if (!part.empty())
+      out = static_cast<char*>(std::memcpy(out, part.data(), part.size())) + part.size();
+}
 
 // Writes `$<length>\r\n<parts...>\r\n` at `out`, which has room for it (framed_size); returns
 // its end. Boost.Redis frames a string by std::to_string, then appends through iterators (a
@@ -27,7 +35,7 @@ char* write_frame(char* out, Parts... parts)
    out = std::to_chars(out, out + framing, (parts.size() + ...)).ptr;
    *out++ = '\r';
    *out++ = '\n';
-   ((std::memcpy(out, parts.data(), parts.size()), out += parts.size()), ...);
+   (put(out, parts), ...);
    *out++ = '\r';
    *out++ = '\n';
    return out;
@@ -66,39 +74,38 @@ void push_frames(redis::request& req, script const& code, script_call::frame_lis
                  std::size_t nkeys, bool by_text)
 {
    framed_list all;
-   std::size_t size = 2 * framing;
-   for (auto f : frames)
-      size += f.size();
-   if (code.plain) {
-      // The key, then the token and the ttl (unfenced_acquire_call).
-      BOOST_ASSERT(frames.size() == 3 && nkeys == 1);
-      all = {{frames[0]}, {frames[1]}, {"$2\r\nNX\r\n"}, {"$2\r\nPX\r\n"}, {frames[2]}};
-      req.reserve(req.payload().size() + size + 32);
-      return req.push_range("SET", all.begin(), all.end());
-   }
    // The script's SHA-1 (or text) and the number of keys are framed here too: Boost.Redis
    // frames only the command's name.
    char sha[framing + 40];
    std::string text;
-   if (by_text) {
-      text.resize(framed_size(code.text));
-      text.resize(static_cast<std::size_t>(write_frame(text.data(), code.text) - text.data()));
-   }
-   char digits[framing];
-   auto const n = std::to_chars(digits, digits + framing, nkeys).ptr;
-   std::string_view const count{digits, static_cast<std::size_t>(n - digits)};
    char numkeys[2 * framing];
-   all.push_back({by_text ? std::string_view{text}
-                          : std::string_view{
-                               sha, static_cast<std::size_t>(write_frame(sha, code.sha1) - sha)}});
-   all.push_back({{numkeys, static_cast<std::size_t>(write_frame(numkeys, count) - numkeys)}});
-   for (auto f : frames)
-      all.push_back({f});
-   // The whole request in one allocation.
+   if (code.plain) {
+      // The key, then the token and the ttl (unfenced_acquire_call).
+      BOOST_ASSERT(frames.size() == 3 && nkeys == 1);
+      all = {{frames[0]}, {frames[1]}, {"$2\r\nNX\r\n"}, {"$2\r\nPX\r\n"}, {frames[2]}};
+   } else {
+      if (by_text) {
+         text.resize(framed_size(code.text));
+         text.resize(static_cast<std::size_t>(write_frame(text.data(), code.text) - text.data()));
+      }
+      char digits[framing];
+      auto const n = std::to_chars(digits, digits + framing, nkeys).ptr;
+      std::string_view const count{digits, static_cast<std::size_t>(n - digits)};
+      auto const sha_end = by_text ? sha : write_frame(sha, code.sha1);
+      all.push_back({by_text ? std::string_view{text}
+                             : std::string_view{sha, static_cast<std::size_t>(sha_end - sha)}});
+      auto const count_end = write_frame(numkeys, count);
+      all.push_back({{numkeys, static_cast<std::size_t>(count_end - numkeys)}});
+      for (auto f : frames)
+         all.push_back({f});
+   }
+   std::string_view const cmd = code.plain ? "SET" : by_text ? "EVAL" : "EVALSHA";
+   // The whole request in one allocation: the array's header, the command's name, the frames.
+   std::size_t size = 2 * framing + cmd.size();
    for (auto const& f : all)
       size += f.bytes.size();
    req.reserve(req.payload().size() + size);
-   req.push_range(by_text ? "EVAL" : "EVALSHA", all.begin(), all.end());
+   req.push_range(cmd, all.begin(), all.end());
 }
 
 }  // namespace

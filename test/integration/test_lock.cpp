@@ -2,6 +2,9 @@
 // the NOSCRIPT fallback, cancellation, a server that is down, bad input and WRONGTYPE.
 #include "support/integration.hpp"
 
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/redis/connection.hpp>
 
 #include <cstdint>
@@ -126,6 +129,70 @@ BOOST_AUTO_TEST_CASE(a_second_owner_is_refused_until_release)
       auto [ec4, lb4] = co_await b.async_try_lock(name, {}, tuple);
       BOOST_TEST(!ec4);
       co_await b.async_unlock(lb4);
+   }());
+}
+
+// Where each kind of handler completes. A coroutine on the client's executor, and a plain
+// callback (whose executor is the client's), are called at once by the completion, which runs
+// there; never inside the call that started the operation. A callback bound to a strand runs on
+// that strand; a type-erased handler (any_completion_handler, whose executor is an
+// any_completion_executor) completes through its executor, as every handler did before.
+BOOST_AUTO_TEST_CASE(every_kind_of_handler_completes_on_its_executor_never_inside_the_call)
+{
+   locksmith::client c{ioc.get_executor(), cfg()};
+   auto strand = asio::make_strand(ioc);
+   int done = 0;
+   auto until = [&](int n) -> asio::awaitable<void> {
+      asio::steady_timer t{ioc};
+      while (done < n) {
+         t.expires_after(1ms);
+         co_await t.async_wait();
+      }
+   };
+   run(ioc, 30s, [&]() -> asio::awaitable<void> {
+      lease held;
+      // A plain callback; then an unlock of a lease not held, completed by a post.
+      bool inside = true;
+      c.async_lock(name, {.ttl = 10s}, [&](error_code ec, lease l) {
+         BOOST_TEST(!inside);
+         BOOST_TEST(!ec);
+         held = std::move(l);
+         ++done;
+      });
+      inside = false;
+      co_await until(1);
+      lease none;
+      inside = true;
+      c.async_unlock(none, [&](error_code ec) {
+         BOOST_TEST(!inside);
+         BOOST_TEST(ec == error::not_held);
+         ++done;
+      });
+      inside = false;
+      co_await until(2);
+      // Bound to a strand: runs there.
+      c.async_unlock(held, asio::bind_executor(strand, [&](error_code ec) {
+                        BOOST_TEST(strand.running_in_this_thread());
+                        BOOST_TEST(!ec);
+                        ++done;
+                     }));
+      co_await until(3);
+      // Type-erased handlers.
+      c.async_lock(name, {.ttl = 10s},
+                   asio::any_completion_handler<void(error_code, lease)>{
+                      asio::bind_executor(strand, [&](error_code ec, lease l) {
+                         BOOST_TEST(strand.running_in_this_thread());
+                         BOOST_TEST(!ec);
+                         held = std::move(l);
+                         ++done;
+                      })});
+      co_await until(4);
+      c.async_unlock(held, asio::any_completion_handler<void(error_code)>{[&](error_code ec) {
+                        BOOST_TEST(!ec);
+                        ++done;
+                     }});
+      co_await until(5);
+      BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
    }());
 }
 

@@ -101,6 +101,65 @@ BOOST_AUTO_TEST_CASE(the_unfenced_acquire_reads_back_its_key_token_and_ttl)
    BOOST_TEST(call->by_sha.payload() == set.payload());
 }
 
+BOOST_AUTO_TEST_CASE(empty_arguments_even_without_data_frame_as_empty_strings)
+{
+   auto const& code = locksmith::detail::acquire_script();
+   // A default string_view has no data at all (the sanitizers' build checks that none is copied).
+   auto const call =
+      script_call::builder{code}.key("p:", "n").arg(std::string_view{}).arg("").done();
+   BOOST_TEST(strings(call->args()) == (std::vector<std::string>{"", ""}));
+   BOOST_TEST(call->by_sha.payload() == reference("EVALSHA", code.sha1, {"p:{n}"}, {"", ""}));
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_of_hundreds_of_leases_frames_past_the_inline_buffers)
+{
+   std::vector<std::string> names, tokens;
+   for (int i = 0; i < 300; ++i) {
+      names.push_back("name-" + std::to_string(i));
+      tokens.push_back("token-" + std::to_string(i));
+   }
+   std::vector<locksmith::detail::extension> leases;
+   for (std::size_t i = 0; i < names.size(); ++i)
+      leases.push_back({&names[i], &tokens[i], std::chrono::milliseconds{1000 + i}});
+   auto const call = locksmith::detail::extend_call("p:", leases);
+   std::vector<std::string> keys, args;
+   for (std::size_t i = 0; i < names.size(); ++i) {
+      keys.push_back("p:{" + names[i] + "}");
+      keys.push_back("p:{" + names[i] + "}:fence");
+      args.push_back(tokens[i]);
+      args.push_back(std::to_string(1000 + i));
+      args.push_back(std::to_string(1000 + i + locksmith::detail::fence_linger.count()));
+   }
+   BOOST_TEST(call->first_key() == "p:{name-0}");
+   BOOST_TEST(strings(call->keys()) == keys);
+   BOOST_TEST(strings(call->args()) == args);
+   BOOST_TEST(call->by_sha.payload() == reference("EVALSHA", call->code->sha1, keys, args));
+}
+
+// ASKING's request (command_link): ASKING, then the call's command alone, without the PING that
+// a publishing call's own request leads with.
+BOOST_AUTO_TEST_CASE(a_call_pushed_behind_asking_goes_without_its_ping)
+{
+   auto const release = locksmith::detail::release_call("p:", "n", "tok", true, true);
+   BOOST_TEST(release->leads);
+   boost::redis::request asking;
+   asking.push("ASKING");
+   push_script(asking, *release, false);
+   boost::redis::request expected;
+   expected.push("ASKING");
+   BOOST_TEST(asking.payload() == std::string{expected.payload()} +
+                                     reference("EVALSHA", release->code->sha1,
+                                               strings(release->keys()), strings(release->args())));
+   BOOST_TEST(asking.get_commands() == 2u);
+   auto const set =
+      locksmith::detail::unfenced_acquire_call("p:", "n", "tok", std::chrono::milliseconds{1500});
+   boost::redis::request plain;
+   plain.push("ASKING");
+   push_script(plain, *set, true);  // by text: still the SET, never a script
+   expected.push("SET", "p:{n}", "tok", "NX", "PX", "1500");
+   BOOST_TEST(plain.payload() == expected.payload());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace test_script_call

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace locksmith {
 class client;
@@ -33,10 +34,17 @@ using lease_handler = boost::asio::any_completion_handler<void(error_code, lease
 /// then an operation that completes on `ex` calls it at once, as a dispatch there would, without
 /// asking its type-erased form for its executor (an any_completion_executor, built on the heap
 /// at each completion, with a work-tracking copy of it for the dispatch).
+/// Only a handler whose executor is an any_io_executor (a coroutine's, or none: then it is `ex`)
+/// is compared; any other (an any_completion_handler's, a strand's) says no, and completes by a
+/// dispatch to its executor, as always.
 template <class Handler>
 bool runs_on(Handler const& h, boost::asio::any_io_executor const& ex)
 {
-   return boost::asio::get_associated_executor(h, ex) == ex;
+   using executor = boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>;
+   if constexpr (std::is_same_v<executor, boost::asio::any_io_executor>)
+      return boost::asio::get_associated_executor(h, ex) == ex;
+   else
+      return false;
 }
 
 /// Validates, queues in the process, acquires a lease of the kind and completes `h` with it.

@@ -3,6 +3,7 @@
 #define LOCKSMITH_DETAIL_KEYS_HPP
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -27,13 +28,22 @@ inline constexpr std::string_view queue = ":queue";
 inline constexpr std::string_view queue_deadlines = ":queue_deadlines";
 }  // namespace key_suffix
 
+/// The parts of a name's key or channel, in order: `prefix{name}suffix`. lock_key joins them; a
+/// script call frames them in place (script_call::builder).
+inline std::array<std::string_view, 5> key_parts(std::string_view prefix, std::string_view name,
+                                                 std::string_view suffix = {})
+{
+   return {prefix, "{", name, "}", suffix};
+}
+
 /// The key that holds the owner's token: `prefix{name}`, and with a suffix, the name's other keys.
 inline std::string lock_key(std::string_view prefix, std::string_view name,
                             std::string_view suffix = {})
 {
    std::string k;
    k.reserve(prefix.size() + name.size() + 2 + suffix.size());
-   k.append(prefix).append("{").append(name).append("}").append(suffix);
+   for (auto part : key_parts(prefix, name, suffix))
+      k.append(part);
    return k;
 }
 

@@ -1,11 +1,14 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 #include "transport/script_call.hpp"
 
+#include "sansio/keys.hpp"
+
 #include <boost/assert.hpp>
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <tuple>
 
 namespace locksmith::detail {
 namespace redis = boost::redis;
@@ -60,6 +63,10 @@ void boost_redis_to_bulk(std::string& payload, framed const& f)
 
 using framed_list = boost::container::small_vector<framed, 16>;
 
+// A plain call's options, between its token and its ttl: SET key token NX PX ttl.
+constexpr std::string_view nx_frame = "$2\r\nNX\r\n";
+constexpr std::string_view px_frame = "$2\r\nPX\r\n";
+
 // The content of a frame: `hello` of `$5\r\nhello\r\n`.
 std::string_view content(std::string_view frame)
 {
@@ -82,7 +89,7 @@ void push_frames(redis::request& req, script const& code, script_call::frame_lis
    if (code.plain) {
       // The key, then the token and the ttl (unfenced_acquire_call).
       BOOST_ASSERT(frames.size() == 3 && nkeys == 1);
-      all = {{frames[0]}, {frames[1]}, {"$2\r\nNX\r\n"}, {"$2\r\nPX\r\n"}, {frames[2]}};
+      all = {{frames[0]}, {frames[1]}, {nx_frame}, {px_frame}, {frames[2]}};
    } else {
       if (by_text) {
          text.resize(framed_size(code.text));
@@ -142,8 +149,7 @@ void script_call::builder::add(bool is_key, Parts... parts)
 script_call::builder& script_call::builder::key(std::string_view prefix, std::string_view name,
                                                 std::string_view suffix)
 {
-   using namespace std::string_view_literals;
-   add(true, prefix, "{"sv, name, "}"sv, suffix);
+   std::apply([this](auto... parts) { add(true, parts...); }, key_parts(prefix, name, suffix));
    return *this;
 }
 
@@ -163,8 +169,7 @@ script_call::builder& script_call::builder::arg_of_name(std::string_view prefix,
                                                         std::string_view name,
                                                         std::string_view suffix)
 {
-   using namespace std::string_view_literals;
-   add(false, prefix, "{"sv, name, "}"sv, suffix);
+   std::apply([this](auto... parts) { add(false, parts...); }, key_parts(prefix, name, suffix));
    return *this;
 }
 
@@ -197,9 +202,9 @@ script_call::script_call(script const& s, frame_list const& frames, std::size_t 
    if (leads)
       by_sha.push("PING");
    push_frames(by_sha, s, frames, nkeys, false);
-   // Where the request has each frame: at its end, in order (a plain call's NX and PX, 8
-   // bytes each, between the token and the ttl).
-   constexpr std::size_t options = 16;
+   // Where the request has each frame: at its end, in order (a plain call's NX and PX between
+   // the token and the ttl).
+   constexpr std::size_t options = nx_frame.size() + px_frame.size();
    std::size_t tail = s.plain ? options : 0;
    for (auto f : frames)
       tail += f.size();
@@ -231,22 +236,23 @@ std::string_view script_call::first_key() const noexcept
    return content(by_sha.payload().substr(begin, end - begin));
 }
 
-std::vector<std::string_view> script_call::keys() const
+std::vector<std::string_view> script_call::contents(std::size_t from, std::size_t to) const
 {
    auto const all = frames();
    std::vector<std::string_view> out;
-   for (std::size_t i = 0; i < nkeys_; ++i)
+   for (std::size_t i = from; i < to; ++i)
       out.push_back(content(all[i]));
    return out;
 }
 
+std::vector<std::string_view> script_call::keys() const
+{
+   return contents(0, nkeys_);
+}
+
 std::vector<std::string_view> script_call::args() const
 {
-   auto const all = frames();
-   std::vector<std::string_view> out;
-   for (std::size_t i = nkeys_; i < all.size(); ++i)
-      out.push_back(content(all[i]));
-   return out;
+   return contents(nkeys_, spans_.size());
 }
 
 std::shared_ptr<script_call const> script_call::with_code(script const& other) const

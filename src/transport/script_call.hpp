@@ -60,6 +60,8 @@ struct script_call {
 
 private:
    frame_list frames() const;  // the keys' and arguments' frames, in by_sha
+   // The contents of frames [from, to): `hello` of `$5\r\nhello\r\n`.
+   std::vector<std::string_view> contents(std::size_t from, std::size_t to) const;
 
    // Where each key's and argument's frame begins and ends in by_sha's payload.
    boost::container::small_vector<std::pair<std::uint32_t, std::uint32_t>, 12> spans_;

@@ -53,6 +53,7 @@ struct options {
    bool no_renew = false;
    bool fair = false;
    bool no_fence = false;
+   bool checked_floor = false;
    std::string owner;  // lock_options::owner
    std::string plot;
    int nodes = 5;            // quorum: redis-servers to start
@@ -192,6 +193,7 @@ std::vector<run_spec> plan(options const& o)
    base.fair = o.fair;
    base.fence = !o.no_fence;
    base.owner = o.owner;
+   base.checked_floor = o.checked_floor;
    base.node_timeout = node_timeout_of(o);
    auto const run_id = detail::random_token().substr(0, 8);
    std::vector<run_spec> runs;
@@ -365,6 +367,12 @@ void add_options(CLI::App& app, options& o)
       "Lock with lock_options::fence = false (a plain SET NX, no fencing token), in every "
       "lock scenario but threads, beside the raw floor: its rows say \"fence\": false (table: the "
       "strategy ends in -nf)");
+   app.add_flag(
+      "--checked-floor", o.checked_floor,
+      "The raw floor releases by a script that checks its token (EVALSHA of GET, "
+      "compare and DEL, and PUBLISH in handoff) instead of DEL: the floor of any lock "
+      "that checks its token. Every row then says \"floor\": \"checked\" and is judged against no "
+      "target (table: raw-chk)");
    app.add_option("--owner", o.owner,
                   "Lock with lock_options::owner = LABEL (a holder label), to see what it costs: "
                   "its rows say \"owner_bytes\"")

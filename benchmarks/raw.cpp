@@ -1,7 +1,9 @@
 // Copyright (c) the locksmith authors. Distributed under the Boost Software License, Version 1.0.
 // The floor: the two round trips of a lock done by hand, `SET key val NX PX 30000` and `DEL key`,
 // on one Boost.Redis connection, with no script, no token check and no fencing; for the handoff,
-// a release that also PUBLISHes, and waiters that sleep until the message.
+// a release that also PUBLISHes, and waiters that sleep until the message. With
+// run_spec::checked_floor, the release is a script that checks the token (checked_release): the
+// floor of any lock that does.
 #include "scenarios.hpp"
 #include "tokens.hpp"
 
@@ -28,14 +30,39 @@ namespace redis = boost::redis;
 
 namespace {
 
-asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker& w)
+// The least a release that checks its token does: deletes the key only if it holds the token,
+// and in the handoff publishes then. Replies 1 as DEL does, or 0 (another's, or none).
+constexpr char const* checked_release =
+   R"(if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+if ARGV[2] then redis.call('PUBLISH', ARGV[2], '') end
+return 1)";
+
+// The release of `key`: DEL, or with the checked release's SHA1 (`sha`, not empty) an EVALSHA of
+// it, which PUBLISHes on `channel` if given.
+void push_release(redis::request& req, std::string const& key, std::string const& sha,
+                  std::string const* channel = nullptr)
+{
+   if (sha.empty()) {
+      req.push("DEL", key);
+      if (channel)
+         req.push("PUBLISH", *channel, "");
+   } else if (channel) {
+      req.push("EVALSHA", sha, 1, key, "raw", *channel);
+   } else {
+      req.push("EVALSHA", sha, 1, key, "raw");
+   }
+}
+
+asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker& w,
+                                 std::string const& release_sha)
 {
    // The same key shape as the library's, so that the server does the same hashing work.
    auto const key = c.spec.prefix + "{" + w.name + "}";
    redis::request set;
    set.push("SET", key, "raw", "NX", "PX", "30000");
    redis::request del;
-   del.push("DEL", key);
+   push_release(del, key, release_sha);
    redis::response<std::optional<std::string>> set_resp;
    redis::response<long long> del_resp;
    while (!stopping(c)) {
@@ -57,8 +84,8 @@ asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker
       enter_critical(c, w, start, acquired, counted);
       leave_critical(c, w);
       auto [dec, dn] = co_await conn.async_exec(del, del_resp, use_tuple);
-      if (dec)
-         fail(c, "DEL: " + dec.message());
+      if (dec || !std::get<0>(del_resp).has_value() || std::get<0>(del_resp).value() != 1)
+         fail(c, "release: " + (dec ? dec.message() : std::string{"the key was not held"}));
       if (counted)
          c.result.cycle_ns.push_back(now_ns() - start);
    }
@@ -138,18 +165,16 @@ asio::awaitable<bool> raw_acquire(process_ctx& c, redis::connection& conn, push_
 // that it subscribes to only while it waits (as the library does, so that a process that does
 // not wait is not woken); the holder releases with DEL and PUBLISH in one round trip.
 asio::awaitable<void> raw_handoff_worker(process_ctx& c, redis::connection& conn, push_state& p,
-                                         worker& w)
+                                         worker& w, std::string const& release_sha)
 {
    auto const key = c.spec.prefix + "{" + w.name + "}";
    auto const channel = key + ":raw-released";
    // Shared with the (un)subscriptions in flight, which may outlive this coroutine at the stop.
    auto req = std::make_shared<raw_requests>();
    req->set.push("SET", key, "raw", "NX", "PX", "30000");
-   req->release.push("DEL", key);
-   req->release.push("PUBLISH", channel, "");
+   push_release(req->release, key, release_sha, &channel);
    req->subscribe.subscribe({channel});
    req->unsubscribe.unsubscribe({channel});
-   redis::response<long long, long long> release_resp;
    co_await think(c, w);
    while (!stopping(c)) {
       auto const start = now_ns();
@@ -168,9 +193,10 @@ asio::awaitable<void> raw_handoff_worker(process_ctx& c, redis::connection& conn
          co_await sleep_for(c.spec.hold);
       co_await await_settled_waiter(c, w);
       leave_critical(c, w);
-      auto [ec, n] = co_await conn.async_exec(req->release, release_resp, use_tuple);
+      // An error reply (a NOSCRIPT) fails the exec too.
+      auto [ec, n] = co_await conn.async_exec(req->release, redis::ignore, use_tuple);
       if (ec)
-         fail(c, "DEL + PUBLISH: " + ec.message());
+         fail(c, "release: " + ec.message());
       if (counted)
          c.result.cycle_ns.push_back(now_ns() - start);
       co_await think(c, w);
@@ -195,12 +221,25 @@ asio::awaitable<void> run_raw_workers(process_ctx& c, std::vector<worker>& worke
    // The connection the library's nodes would make (HELLO, credentials, timeouts, health checks).
    conn->async_run(detail::make_redis_config(*url, config{}, "locksmith-bench-raw"),
                    asio::consign(asio::detached, conn));
+   std::string sha;  // of checked_release, loaded once
+   if (c.spec.checked_floor) {
+      redis::request load;
+      load.push("SCRIPT", "LOAD", checked_release);
+      redis::response<std::string> loaded;
+      auto [ec, n] = co_await conn->async_exec(load, loaded, use_tuple);
+      if (ec || !std::get<0>(loaded).has_value()) {
+         fail(c, "SCRIPT LOAD: " + (ec ? ec.message() : std::get<0>(loaded).error().diagnostic));
+         conn->cancel();
+         co_return;
+      }
+      sha = std::get<0>(loaded).value();
+   }
    if (c.spec.sc == scenario::handoff) {
       asio::co_spawn(c.io, receive_pushes(conn, pushes), asio::detached);
-      co_await run_workers(c, workers,
-                           [&](worker& w) { return raw_handoff_worker(c, *conn, *pushes, w); });
+      co_await run_workers(
+         c, workers, [&](worker& w) { return raw_handoff_worker(c, *conn, *pushes, w, sha); });
    } else {
-      co_await run_workers(c, workers, [&](worker& w) { return raw_worker(c, *conn, w); });
+      co_await run_workers(c, workers, [&](worker& w) { return raw_worker(c, *conn, w, sha); });
    }
    conn->cancel();
 }

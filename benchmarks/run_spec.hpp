@@ -48,6 +48,7 @@ struct run_spec {
    bool fair = false;               // lock_options::fair (the lock scenarios only)
    bool fence = true;               // lock_options::fence (the lock scenarios only)
    std::string owner;               // lock_options::owner (empty: no label)
+   bool checked_floor = false;      // raw: release by a token-checked script, not DEL
    milliseconds node_timeout{50};   // config::node_timeout
    int frozen = 0;                  // quorum: how many of the nodes (the last ones) are paused
    std::size_t permits = 3;         // semaphore: holders at once

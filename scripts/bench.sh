@@ -5,7 +5,8 @@
 # processes, to 1 waiter and to 15 waiters in the holder's own process; 16 coroutines of one
 # process contending with hold 0 (spin against subscribe); the fair lock's handoff and contention;
 # RedLock over 5 nodes with 0, 1 and 2 of them frozen (ratios to the healthy run); the unfenced
-# lock (--no-fence) uncontended, on 64 names and on 5 nodes; and 10,000
+# lock (--no-fence) uncontended, on 64 names and on 5 nodes, also beside a floor whose release
+# checks its token (--checked-floor); and 10,000
 # leases renewed by one thread. Each row shows its ratios to the
 # baseline of the same run and, where issue 9 sets one, whether its target is met (column
 # `target`; quorum: p50/h and cpu/h; renewal: targets_met with --json). Arguments go to
@@ -38,6 +39,8 @@ echo
 echo "The unfenced lock (lock_options::fence = false: a plain SET NX) beside the raw floor, and"
 echo "RedLock over 5 nodes with it:"
 "$bench" --scenario uncontended,independent --strategy subscribe --no-fence
+echo "The same, beside a floor whose release checks its token (a script of GET, compare and DEL):"
+"$bench" --scenario uncontended,independent --strategy subscribe --no-fence --checked-floor
 "$bench" --scenario quorum --nodes 5 --frozen 0 --no-fence
 echo
 echo "10,000 leases held and renewed by the watchdog of one client on one thread:"

@@ -48,8 +48,10 @@ struct eval_step {
 ///    sent by text after its caller gave up would take a key that nobody releases;
 ///  - cancelled by its deadline (operation_aborted, not stopped): asio::error::timed_out;
 ///  - a transport error or a timeout while `health` says that the connection's setup fails in a
-///    way that waiting will not mend: error::auth_failed or tls_failed, with the reason; any other
-///    transport error carries the connection's last problem;
+///    way that waiting will not mend: error::auth_failed or tls_failed, with the reason; a
+///    transport error (not a timeout) on a connection that ended because its server answered the
+///    health check with LOADING (link_health::refused_ping) reads as that LOADING's, below, but
+///    may have run; any other transport error carries the connection's last problem;
 ///  - a server error: passed on with ec clear (the caller parses it or follows a redirection),
 ///    but NOPERM, WRONGPASS or NOAUTH (Redis 6 wraps them in a script error) read as
 ///    error::auth_failed, and READONLY (or UNBLOCKED: unblocked_by_a_demotion) from a Sentinels'

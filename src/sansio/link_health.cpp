@@ -12,6 +12,7 @@ constexpr std::string_view read_failed = "Error reading data from the server";
 constexpr std::string_view write_failed = "Error writing data to the server";
 constexpr std::string_view setup_failed = "Setup request execution failed: ";
 constexpr std::string_view setup_done = "Setup request execution: success";
+constexpr std::string_view ping_refused = "Health checker: server answered ping with an error: ";
 
 }  // namespace
 
@@ -22,11 +23,16 @@ bool is_auth_error(std::string_view m) noexcept
 
 void link_health::on_log(bool problem, std::string_view line)
 {
-   if (problem)
+   // A refused health check is the cause of what follows it until the next attempt: the lines
+   // of the connection's end are its consequences.
+   if (problem && refused_ping_.empty())
       last_problem_ = line;
    if (line.starts_with(attempt_starts)) {
       tls_attempt_.clear();
+      refused_ping_.clear();
       up_ = false;
+   } else if (line.starts_with(ping_refused)) {
+      refused_ping_ = line.substr(ping_refused.size());
    } else if (line.starts_with(write_failed)) {
       up_ = false;
    } else if (line.starts_with(connected)) {

@@ -35,6 +35,13 @@ public:
 
    std::string const& last_problem() const noexcept { return last_problem_; }
 
+   /// The server's error to the connection's health check (its PING), from the line that says
+   /// so until the next attempt starts; empty otherwise. Boost.Redis ends the connection then, so
+   /// a call in flight meets that end: this is its cause, and the line stays the last problem
+   /// until another attempt has one. A server that loads its data set answers LOADING
+   /// (next_eval_step).
+   std::string const& refused_ping() const noexcept { return refused_ping_; }
+
    /// The server that the connection reached last ("host:port", as configured or as the
    /// Sentinels named it), and how many times it connected so far: a Sentinel node follows a
    /// switch of master by them (master_follow). Empty and 0 before the first connection.
@@ -54,6 +61,7 @@ private:
    void clear_lasting() noexcept;
 
    std::string last_problem_;
+   std::string refused_ping_;
    std::string server_;
    unsigned connections_ = 0;
    bool up_ = false;

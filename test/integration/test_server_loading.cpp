@@ -26,14 +26,14 @@ struct loading_fixture : locksmith::test::context_fixture {
 
    locksmith::config cfg() const { return test_config({srv.url()}); }
 
-   // Saves the data set (with keys enough to make its load last), and restarts the server from
-   // it: it answers LOADING when this returns.
-   void restart_from_a_dump()
+   // Saves the data set (with keys enough to make its load last: about 1 ms each), and restarts
+   // the server from it: it answers LOADING when this returns.
+   void restart_from_a_dump(int keys = filler_keys)
    {
       srv.command({"EVAL",
                    "local v = string.rep('x', 1024) "
                    "for i = 1, ARGV[1] do redis.call('SET', 'filler:' .. i, v) end",
-                   "0", std::to_string(filler_keys)});
+                   "0", std::to_string(keys)});
       BOOST_REQUIRE_EQUAL(srv.text({"SAVE"}), "OK");
       srv.restart_loading();
       BOOST_REQUIRE_MESSAGE(srv.text({"PING"}).starts_with("LOADING"),
@@ -105,6 +105,35 @@ BOOST_AUTO_TEST_CASE(a_load_that_outlasts_the_wait_is_an_unavailable_node)
       // Its tries ran nowhere: no key is left once the data is in.
       BOOST_TEST(co_await eventually([&] { return srv.text({"PING"}) == "PONG"; }, 30s, 50ms));
       BOOST_TEST(srv.text({"EXISTS", lock_key(name)}) == "0");
+      co_await c.async_close(tuple);
+   }());
+}
+
+// A loading server answers the connection's health check with LOADING, which drops the
+// connection. A try made while it is down (until reconnect_wait has passed) is not answered: it
+// times out, and says that the load ended the connection, not only that the connection ended.
+BOOST_AUTO_TEST_CASE(a_try_while_the_load_keeps_the_connection_down_reports_the_load)
+{
+   auto config = cfg();
+   config.health_check_interval = 100ms;
+   config.reconnect_wait = 1s;
+   bool dropped = false;
+   config.logger = [&](locksmith::log_level, std::string_view line) {
+      dropped = dropped || (line.find("Health checker") != std::string_view::npos &&
+                            line.find("LOADING") != std::string_view::npos);
+   };
+   locksmith::client c{ioc.get_executor(), config};
+   run(ioc, 60s, [&]() -> asio::awaitable<void> {
+      auto first = co_await c.async_lock(name);
+      co_await c.async_unlock(first);
+      // A load of about 5 s: the connection is made again 1 s after the restart, and dropped
+      // at its first health check.
+      restart_from_a_dump(2 * filler_keys);
+      BOOST_TEST_REQUIRE(co_await eventually([&] { return dropped; }, 20s, 5ms));
+      locksmith::report diag;
+      auto [ec, l] = co_await c.async_lock(name, {.wait = 300ms, .diag = &diag}, tuple);
+      BOOST_TEST(ec == locksmith::error::quorum_unreachable, ec.message());
+      BOOST_TEST(diag.message().find("LOADING") != std::string::npos, diag.message());
       co_await c.async_close(tuple);
    }());
 }

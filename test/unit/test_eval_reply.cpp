@@ -228,6 +228,44 @@ BOOST_AUTO_TEST_CASE(a_server_loading_its_data_is_a_passing_failure_that_ran_now
    BOOST_TEST(!step({}, r).ran_nowhere);
 }
 
+// Such a server answers the connection's health check with LOADING too, and Boost.Redis ends the
+// connection for it: a call in flight then fails as a transport error. It met the load, and reads
+// so, but it was written and may have run before the server restarted.
+BOOST_AUTO_TEST_CASE(a_call_on_a_connection_ended_by_a_loading_ping_met_the_load)
+{
+   std::string const text = "LOADING Redis is loading the dataset in memory";
+   stepper step;
+   step.health.on_log(false, "Trying to connect to Redis server at 127.0.0.1:6379 (TLS disabled)");
+   step.health.on_log(false, "Connected to Redis server at 127.0.0.1:6379 (TLS disabled)");
+   step.health.on_log(true, "Health checker: server answered ping with an error: " + text);
+   step.health.on_log(true, "Error processing message: Got RESP3 simple-error.");
+   generic_response r;
+   for (auto const ec : {error_code{asio_error::eof}, error_code{asio_error::connection_reset},
+                         error_code{boost::redis::error::pong_timeout}}) {
+      auto const s = step({.ec = ec}, r);
+      BOOST_TEST(s.ec == error_code{asio_error::try_again}, ec.message());
+      BOOST_TEST(s.server_message == text);
+      BOOST_TEST(!s.ran_nowhere);
+      BOOST_TEST(!s.answered);
+   }
+   // The call's own deadline is still a timeout (the silence gate's), and a stop a stop.
+   auto const late = step({.ec = asio_error::operation_aborted}, r);
+   BOOST_TEST(late.ec == error_code{asio_error::timed_out});
+   BOOST_TEST(late.timed_out);
+   auto const stopped = step({.ec = asio_error::operation_aborted, .stopped = true}, r);
+   BOOST_TEST(stopped.ec == error_code{asio_error::operation_aborted});
+   // Once the next attempt starts, a failure is that attempt's, with the last problem, which is
+   // still the refused health check until the attempt meets one of its own.
+   step.health.on_log(false, "Trying to connect to Redis server at 127.0.0.1:6379 (TLS disabled)");
+   auto const next = step({.ec = asio_error::eof}, r);
+   BOOST_TEST(next.ec == error_code{asio_error::eof});
+   BOOST_TEST(next.server_message.ends_with(text));
+   // A health check refused for another reason is no load.
+   stepper other;
+   other.health.on_log(true, "Health checker: server answered ping with an error: ERR no");
+   BOOST_TEST(other({.ec = asio_error::eof}, r).ec == error_code{asio_error::eof});
+}
+
 BOOST_AUTO_TEST_CASE(acl_refusals_are_auth_failures)
 {
    for (std::string const& text :

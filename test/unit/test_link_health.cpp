@@ -150,6 +150,28 @@ BOOST_AUTO_TEST_CASE(a_link_is_up_from_a_connection_until_it_fails)
    BOOST_TEST(!h.up());
 }
 
+// A server's error to the health check (a loading server's LOADING) is the cause of the
+// connection's end, until the next attempt; the lines that follow it do not hide it.
+BOOST_AUTO_TEST_CASE(a_refused_ping_is_kept_until_the_next_attempt)
+{
+   link_health h;
+   h.on_log(false, trying);
+   h.on_log(false, connected);
+   BOOST_TEST(h.refused_ping().empty());
+   h.on_log(true, "Health checker: server answered ping with an error: LOADING Redis is loading");
+   h.on_log(true, "Error processing message: Got RESP3 simple-error.");
+   BOOST_TEST(h.refused_ping() == "LOADING Redis is loading");
+   BOOST_TEST(h.last_problem().ends_with("LOADING Redis is loading"));
+   BOOST_TEST(!h.lasting());  // a passing state of the server, not of our setup
+   h.on_log(false, trying);
+   BOOST_TEST(h.refused_ping().empty());
+   // Still the last problem, for the calls that time out while the connection is made again,
+   // until this attempt has one of its own.
+   BOOST_TEST(h.last_problem().ends_with("LOADING Redis is loading"));
+   h.on_log(true, refused);
+   BOOST_TEST(h.last_problem() == refused);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 }  // namespace test_link_health

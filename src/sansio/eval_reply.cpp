@@ -63,7 +63,13 @@ eval_step next_eval_step(eval_completion const& c, script const& code, link_heal
       return s;
    }
    s.ec = c.ec;
-   if (s.ec == boost::asio::error::operation_aborted && !c.stopped) {
+   // Failed otherwise than by its deadline or a stop: its connection's end cut it short.
+   bool const cut =
+      c.ec && !c.stopped && (c.ec != boost::asio::error::operation_aborted || c.before_deadline);
+   // ...and the connection ended because its server answered the health check with LOADING: the
+   // call met the load (as read_reply's LOADING), a passing failure.
+   bool const loading = cut && server_error_code(health.refused_ping()) == "LOADING";
+   if (s.ec == boost::asio::error::operation_aborted && !c.stopped && !loading) {
       s.ec = boost::asio::error::timed_out;
       s.timed_out = true;
    } else if (!s.ec) {
@@ -73,11 +79,9 @@ eval_step next_eval_step(eval_completion const& c, script const& code, link_heal
       // Not a slow node: one that will not let us in until its setup or ours changes.
       s.ec = health.lasting();
       s.server_message = health.lasting_message();
-   } else if (s.ec && !s.timed_out && !c.stopped &&
-              server_error_code(health.refused_ping()) == "LOADING") {
-      // The server answered the connection's health check with LOADING, and the connection
-      // ended for it: the call met the load (as read_reply's LOADING), a passing failure. It was
-      // written, so it may have run, before the server restarted (ran_nowhere stays false).
+   } else if (loading) {
+      // It was written, so it may have run before the server restarted (ran_nowhere stays
+      // false).
       s.ec = boost::asio::error::try_again;
       s.server_message = health.refused_ping();
    } else if (s.ec) {

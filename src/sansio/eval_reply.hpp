@@ -17,9 +17,12 @@ namespace locksmith::detail {
 
 /// One script call's request on a node's command link, as it completed.
 struct eval_completion {
-   error_code ec{};       // the request's: operation_aborted when its deadline (or a stop) ended it
-   bool by_text = false;  // the request was the EVAL fallback already
-   bool stopped = false;  // the node was stopped
+   error_code ec{};  // the request's: operation_aborted when its deadline (or a stop) ended it
+   // It ended before its deadline: an operation_aborted then is its connection's end (Boost.Redis
+   // aborts the requests it had written when their connection ends), not the deadline's.
+   bool before_deadline = false;
+   bool by_text = false;        // the request was the EVAL fallback already
+   bool stopped = false;        // the node was stopped
    bool sentinel = false;       // the node is a master that Sentinels named
    unsigned wait_replicas = 0;  // a WAIT for this many replicas followed the script (0: none did)
    std::chrono::milliseconds replica_timeout{};  // that WAIT's timeout
@@ -48,10 +51,12 @@ struct eval_step {
 ///    sent by text after its caller gave up would take a key that nobody releases;
 ///  - cancelled by its deadline (operation_aborted, not stopped): asio::error::timed_out;
 ///  - a transport error or a timeout while `health` says that the connection's setup fails in a
-///    way that waiting will not mend: error::auth_failed or tls_failed, with the reason; a
-///    transport error (not a timeout) on a connection that ended because its server answered the
-///    health check with LOADING (link_health::refused_ping) reads as that LOADING's, below, but
-///    may have run; any other transport error carries the connection's last problem;
+///    way that waiting will not mend: error::auth_failed or tls_failed, with the reason; a call
+///    that its connection's end cut short (before its deadline), when the connection ended
+///    because its server answered the health check with LOADING (link_health::refused_ping),
+///    reads as that LOADING's, below, but may have run (not `timed_out`); any other transport
+///    error, or a call cut short otherwise, carries the connection's last problem (the latter as
+///    a timeout, as before);
 ///  - a server error: passed on with ec clear (the caller parses it or follows a redirection),
 ///    but NOPERM, WRONGPASS or NOAUTH (Redis 6 wraps them in a script error) read as
 ///    error::auth_failed, and READONLY (or UNBLOCKED: unblocked_by_a_demotion) from a Sentinels'

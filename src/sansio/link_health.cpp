@@ -4,7 +4,7 @@
 namespace locksmith::detail {
 namespace {
 
-// Boost.Redis 1.92's log lines (boost/redis/impl/run_fsm.ipp and reader_fsm.ipp).
+// Boost.Redis 1.92's log lines (boost/redis/impl/run_fsm.ipp, reader_fsm.ipp and writer_fsm.ipp).
 constexpr std::string_view attempt_starts = "Trying to connect to Redis server";
 constexpr std::string_view connected = "Connected to Redis server at ";
 constexpr std::string_view connect_failed = "Failed to connect to Redis server";
@@ -13,6 +13,7 @@ constexpr std::string_view write_failed = "Error writing data to the server";
 constexpr std::string_view setup_failed = "Setup request execution failed: ";
 constexpr std::string_view setup_done = "Setup request execution: success";
 constexpr std::string_view ping_refused = "Health checker: server answered ping with an error: ";
+constexpr std::string_view processing_failed = "Error processing message: ";
 
 }  // namespace
 
@@ -23,9 +24,13 @@ bool is_auth_error(std::string_view m) noexcept
 
 void link_health::on_log(bool problem, std::string_view line)
 {
-   // A refused health check is the cause of what follows it until the next attempt: the lines
-   // of the connection's end are its consequences.
-   if (problem && refused_ping_.empty())
+   // A refused health check is the cause of the connection's end that follows it: the lines of
+   // that end are its consequences. Any other problem (a Sentinel that cannot name the master,
+   // the next attempt's) is news.
+   bool const consequence =
+      !refused_ping_.empty() && (line.starts_with(processing_failed) ||
+                                 line.starts_with(read_failed) || line.starts_with(write_failed));
+   if (problem && !consequence)
       last_problem_ = line;
    if (line.starts_with(attempt_starts)) {
       tls_attempt_.clear();

@@ -38,8 +38,8 @@ public:
    /// The server's error to the connection's health check (its PING), from the line that says
    /// so until the next attempt starts; empty otherwise. Boost.Redis ends the connection then, so
    /// a call in flight meets that end: this is its cause, and the line stays the last problem
-   /// until another attempt has one. A server that loads its data set answers LOADING
-   /// (next_eval_step).
+   /// until another line than those of that end reports one. A server that loads its data set
+   /// answers LOADING (next_eval_step).
    std::string const& refused_ping() const noexcept { return refused_ping_; }
 
    /// The server that the connection reached last ("host:port", as configured or as the

@@ -199,6 +199,7 @@ void command_link::on_eval(std::shared_ptr<pending_eval> p, bool by_text, error_
    if (!ec && p->built)
       r.resp = first_error_wins(p->replies, p->asking ? 1 : 0);
    eval_completion const c{.ec = ec,
+                           .before_deadline = std::chrono::steady_clock::now() < p->deadline,
                            .by_text = by_text,
                            .stopped = stopped_,
                            .sentinel = sentinel_,

@@ -229,8 +229,9 @@ BOOST_AUTO_TEST_CASE(a_server_loading_its_data_is_a_passing_failure_that_ran_now
 }
 
 // Such a server answers the connection's health check with LOADING too, and Boost.Redis ends the
-// connection for it: a call in flight then fails as a transport error. It met the load, and reads
-// so, but it was written and may have run before the server restarted.
+// connection for it: it aborts the calls it had written (operation_aborted before their deadline;
+// another transport error is read alike). Such a call met the load, and reads so, but it was
+// written and may have run before the server restarted.
 BOOST_AUTO_TEST_CASE(a_call_on_a_connection_ended_by_a_loading_ping_met_the_load)
 {
    std::string const text = "LOADING Redis is loading the dataset in memory";
@@ -240,13 +241,15 @@ BOOST_AUTO_TEST_CASE(a_call_on_a_connection_ended_by_a_loading_ping_met_the_load
    step.health.on_log(true, "Health checker: server answered ping with an error: " + text);
    step.health.on_log(true, "Error processing message: Got RESP3 simple-error.");
    generic_response r;
-   for (auto const ec : {error_code{asio_error::eof}, error_code{asio_error::connection_reset},
-                         error_code{boost::redis::error::pong_timeout}}) {
-      auto const s = step({.ec = ec}, r);
+   for (auto const ec :
+        {error_code{asio_error::operation_aborted}, error_code{asio_error::eof},
+         error_code{asio_error::connection_reset}, error_code{boost::redis::error::pong_timeout}}) {
+      auto const s = step({.ec = ec, .before_deadline = true}, r);
       BOOST_TEST(s.ec == error_code{asio_error::try_again}, ec.message());
       BOOST_TEST(s.server_message == text);
       BOOST_TEST(!s.ran_nowhere);
       BOOST_TEST(!s.answered);
+      BOOST_TEST(!s.timed_out);
    }
    // The call's own deadline is still a timeout (the silence gate's), and a stop a stop.
    auto const late = step({.ec = asio_error::operation_aborted}, r);
@@ -254,16 +257,19 @@ BOOST_AUTO_TEST_CASE(a_call_on_a_connection_ended_by_a_loading_ping_met_the_load
    BOOST_TEST(late.timed_out);
    auto const stopped = step({.ec = asio_error::operation_aborted, .stopped = true}, r);
    BOOST_TEST(stopped.ec == error_code{asio_error::operation_aborted});
-   // Once the next attempt starts, a failure is that attempt's, with the last problem, which is
-   // still the refused health check until the attempt meets one of its own.
+   // Once the next attempt starts, a call cut short is that attempt's (a timeout, as any other
+   // connection's end), with the last problem, which is still the refused health check until
+   // the attempt meets one of its own.
    step.health.on_log(false, "Trying to connect to Redis server at 127.0.0.1:6379 (TLS disabled)");
-   auto const next = step({.ec = asio_error::eof}, r);
-   BOOST_TEST(next.ec == error_code{asio_error::eof});
+   auto const next = step({.ec = asio_error::operation_aborted, .before_deadline = true}, r);
+   BOOST_TEST(next.ec == error_code{asio_error::timed_out});
    BOOST_TEST(next.server_message.ends_with(text));
-   // A health check refused for another reason is no load.
+   // A health check refused for another reason is no load: a call cut short reads as before.
    stepper other;
    other.health.on_log(true, "Health checker: server answered ping with an error: ERR no");
    BOOST_TEST(other({.ec = asio_error::eof}, r).ec == error_code{asio_error::eof});
+   BOOST_TEST(other({.ec = asio_error::operation_aborted, .before_deadline = true}, r).ec ==
+              error_code{asio_error::timed_out});
 }
 
 BOOST_AUTO_TEST_CASE(acl_refusals_are_auth_failures)

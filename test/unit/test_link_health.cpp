@@ -160,6 +160,7 @@ BOOST_AUTO_TEST_CASE(a_refused_ping_is_kept_until_the_next_attempt)
    BOOST_TEST(h.refused_ping().empty());
    h.on_log(true, "Health checker: server answered ping with an error: LOADING Redis is loading");
    h.on_log(true, "Error processing message: Got RESP3 simple-error.");
+   h.on_log(true, "Error reading data from the server: Operation canceled");
    BOOST_TEST(h.refused_ping() == "LOADING Redis is loading");
    BOOST_TEST(h.last_problem().ends_with("LOADING Redis is loading"));
    BOOST_TEST(!h.lasting());  // a passing state of the server, not of our setup
@@ -170,6 +171,17 @@ BOOST_AUTO_TEST_CASE(a_refused_ping_is_kept_until_the_next_attempt)
    BOOST_TEST(h.last_problem().ends_with("LOADING Redis is loading"));
    h.on_log(true, refused);
    BOOST_TEST(h.last_problem() == refused);
+}
+
+// Only the lines of the connection's end are the refusal's consequences: another problem before
+// the next attempt (a Sentinel that cannot name the master) is the last one.
+BOOST_AUTO_TEST_CASE(a_refused_ping_does_not_hide_other_problems)
+{
+   link_health h;
+   h.on_log(true, "Health checker: server answered ping with an error: LOADING Redis is loading");
+   constexpr char const* resolve_failed = "Failed to resolve the address of master mymaster";
+   h.on_log(true, resolve_failed);
+   BOOST_TEST(h.last_problem() == resolve_failed);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

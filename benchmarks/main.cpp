@@ -371,8 +371,8 @@ void add_options(CLI::App& app, options& o)
       "--checked-floor", o.checked_floor,
       "The raw floor releases by a script that checks its token (EVALSHA of GET, "
       "compare and DEL, and PUBLISH in handoff) instead of DEL: the floor of any lock "
-      "that checks its token. Every row then says \"floor\": \"checked\" and is judged against no "
-      "target (table: raw-chk)");
+      "that checks its token. The rows of a scenario with a raw floor then say \"floor\": "
+      "\"checked\", and are judged by no target over raw (table: raw-chk)");
    app.add_option("--owner", o.owner,
                   "Lock with lock_options::owner = LABEL (a holder label), to see what it costs: "
                   "its rows say \"owner_bytes\"")

@@ -13,6 +13,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancel_after.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/consign.hpp>
 #include <boost/asio/detached.hpp>
@@ -54,6 +55,21 @@ void push_release(redis::request& req, std::string const& key, std::string const
    }
 }
 
+// Why a release failed, if it did: its first reply must be 1 (DEL's count, the checked
+// release's verdict). An error reply (a NOSCRIPT) is the reply's, not the exec's.
+template <class Response>
+std::optional<std::string> release_failure(error_code ec, Response const& r)
+{
+   auto const& first = std::get<0>(r);
+   if (ec)
+      return ec.message();
+   if (!first.has_value())
+      return first.error().diagnostic;
+   if (first.value() != 1)
+      return "the key was not held";
+   return std::nullopt;
+}
+
 asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker& w,
                                  std::string const& release_sha)
 {
@@ -84,8 +100,8 @@ asio::awaitable<void> raw_worker(process_ctx& c, redis::connection& conn, worker
       enter_critical(c, w, start, acquired, counted);
       leave_critical(c, w);
       auto [dec, dn] = co_await conn.async_exec(del, del_resp, use_tuple);
-      if (dec || !std::get<0>(del_resp).has_value() || std::get<0>(del_resp).value() != 1)
-         fail(c, "release: " + (dec ? dec.message() : std::string{"the key was not held"}));
+      if (auto const failed = release_failure(dec, del_resp))
+         fail(c, "release: " + *failed);
       if (counted)
          c.result.cycle_ns.push_back(now_ns() - start);
    }
@@ -173,6 +189,8 @@ asio::awaitable<void> raw_handoff_worker(process_ctx& c, redis::connection& conn
    auto req = std::make_shared<raw_requests>();
    req->set.push("SET", key, "raw", "NX", "PX", "30000");
    push_release(req->release, key, release_sha, &channel);
+   redis::response<long long, long long> del_publish;  // DEL and PUBLISH
+   redis::response<long long> checked;                 // or the checked release
    req->subscribe.subscribe({channel});
    req->unsubscribe.unsubscribe({channel});
    co_await think(c, w);
@@ -193,10 +211,16 @@ asio::awaitable<void> raw_handoff_worker(process_ctx& c, redis::connection& conn
          co_await sleep_for(c.spec.hold);
       co_await await_settled_waiter(c, w);
       leave_critical(c, w);
-      // An error reply (a NOSCRIPT) fails the exec too.
-      auto [ec, n] = co_await conn.async_exec(req->release, redis::ignore, use_tuple);
-      if (ec)
-         fail(c, "release: " + ec.message());
+      std::optional<std::string> failed;
+      if (release_sha.empty()) {
+         auto [ec, n] = co_await conn.async_exec(req->release, del_publish, use_tuple);
+         failed = release_failure(ec, del_publish);
+      } else {
+         auto [ec, n] = co_await conn.async_exec(req->release, checked, use_tuple);
+         failed = release_failure(ec, checked);
+      }
+      if (failed)
+         fail(c, "release: " + *failed);
       if (counted)
          c.result.cycle_ns.push_back(now_ns() - start);
       co_await think(c, w);
@@ -226,7 +250,9 @@ asio::awaitable<void> run_raw_workers(process_ctx& c, std::vector<worker>& worke
       redis::request load;
       load.push("SCRIPT", "LOAD", checked_release);
       redis::response<std::string> loaded;
-      auto [ec, n] = co_await conn->async_exec(load, loaded, use_tuple);
+      // Not past the stop, should the server be out of reach.
+      auto [ec, n] = co_await conn->async_exec(
+         load, loaded, asio::cancel_after(c.spec.warmup + c.spec.duration, use_tuple));
       if (ec || !std::get<0>(loaded).has_value()) {
          fail(c, "SCRIPT LOAD: " + (ec ? ec.message() : std::get<0>(loaded).error().diagnostic));
          conn->cancel();

@@ -47,7 +47,8 @@ struct summary {
    bool fence = true;            // lock_options::fence
    std::size_t owner_bytes = 0;  // lock_options::owner's size (0: no label)
    bool fair = false;            // the strategy then reads "fair"
-   // --checked-floor: the raw row's release checks its token, and the ratios are to that row's
+   // --checked-floor, in a scenario with a raw row: that row's release checks its token, and the
+   // ratios are over it
    bool checked_floor = false;
    bool sane = false;
 };

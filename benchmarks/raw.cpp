@@ -179,7 +179,8 @@ asio::awaitable<bool> raw_acquire(process_ctx& c, redis::connection& conn, push_
 
 // A handoff with no library: the waiter tries SET NX and sleeps until a message on a channel
 // that it subscribes to only while it waits (as the library does, so that a process that does
-// not wait is not woken); the holder releases with DEL and PUBLISH in one round trip.
+// not wait is not woken); the holder releases with DEL and PUBLISH in one round trip (or the
+// checked release, which publishes).
 asio::awaitable<void> raw_handoff_worker(process_ctx& c, redis::connection& conn, push_state& p,
                                          worker& w, std::string const& release_sha)
 {

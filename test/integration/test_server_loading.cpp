@@ -89,8 +89,8 @@ BOOST_AUTO_TEST_CASE(an_unlock_waits_while_its_server_loads_its_dump)
 BOOST_AUTO_TEST_CASE(a_load_that_outlasts_the_wait_is_an_unavailable_node)
 {
    // No health check within the wait: a loading server answers its PING with LOADING, which
-   // drops the connection, and a last try that met the reconnection would report that instead
-   // of the server's LOADING (it did so once in a full suite on a loaded machine).
+   // drops the connection (the next case's), so here every try meets the server's own LOADING
+   // reply, and runs nowhere.
    auto config = cfg();
    config.health_check_interval = 30s;
    locksmith::client c{ioc.get_executor(), config};
